@@ -1,0 +1,21 @@
+/* affinity.h - which CPUs there are and pinning a thread to one of them. */
+#ifndef LL_AFFINITY_H
+#define LL_AFFINITY_H
+
+/* Online CPUs (>= 1). */
+int ll_cpu_count(void);
+/* Pins the *calling* thread to `cpu`.  LL_OK, LL_EINVAL for a CPU that does
+ * not exist, LL_ENOTSUP where the OS has no pinning (macOS), LL_ESYS when the
+ * OS refused (e.g. a cpuset that excludes that CPU). */
+int ll_pin_self(int cpu);
+/* The CPU the calling thread runs on now, or -1 where the OS cannot say. */
+int ll_current_cpu(void);
+/* Starts a throwaway thread, pins it to `cpu` and checks it runs there, so
+ * the caller's own affinity is untouched.  Returns what ll_pin_self returned,
+ * or LL_ESYS if the thread ran elsewhere. */
+int ll_affinity_probe(int cpu);
+/* 1 if the calling thread may run on `cpu` (in its affinity mask), 0 if not,
+ * LL_ENOTSUP where unknown. */
+int ll_cpu_allowed(int cpu);
+
+#endif

@@ -1,0 +1,69 @@
+/* hist_inline.h - internal: the histogram's struct and its O(1) record, for
+ * hist.c and for the benchmark loops in bench.c. */
+#ifndef LL_HIST_INLINE_H
+#define LL_HIST_INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "ll_common.h"
+
+struct ll_hist {
+    /* Everything record() reads sits in the first line. */
+    uint64_t *counts;
+    uint64_t total;
+    uint64_t sum;                  /* raw sum, for an exact mean */
+    uint64_t min;
+    uint64_t max;
+    uint64_t sub_bucket_mask;      /* (sub_bucket_count - 1) << unit_magnitude */
+    int unit_magnitude;
+    int sub_bucket_half_count_magnitude;
+    int sub_bucket_half_count;
+    int sub_bucket_count;
+    /* Cold. */
+    size_t counts_len;
+    uint64_t out_of_range;
+    uint64_t lowest, highest, highest_trackable;
+    int sig_figs;
+    int bucket_count;
+};
+
+/* Number of bits needed to hold v (0 for 0). */
+static inline int ll_hist__bits(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+/* Bucket: which power-of-two range; sub-bucket: which linear step in it.
+ * OR-ing the mask makes every value below one sub-bucket's reach land in
+ * bucket 0, so no branch is needed for small values. */
+static inline int ll_hist__bucket(const ll_hist *h, uint64_t v)
+{
+    return ll_hist__bits(v | h->sub_bucket_mask) - h->unit_magnitude - (h->sub_bucket_half_count_magnitude + 1);
+}
+
+static inline size_t ll_hist__index(const ll_hist *h, uint64_t v)
+{
+    int b = ll_hist__bucket(h, v);
+    uint64_t sub = v >> (b + h->unit_magnitude);
+    /* Buckets after the first use only their upper half (the lower half
+     * would repeat the previous bucket's range at coarser steps). */
+    return ((size_t)(b + 1) << h->sub_bucket_half_count_magnitude) + (size_t)sub - (size_t)h->sub_bucket_half_count;
+}
+
+static inline int ll_hist_record_n_inline(ll_hist *h, uint64_t v, uint64_t n)
+{
+    size_t i = ll_hist__index(h, v);
+    if (i >= h->counts_len || v > h->highest_trackable) {
+        h->out_of_range += n;
+        return LL_ERANGE;
+    }
+    h->counts[i] += n;
+    h->total += n;
+    h->sum += v * n;
+    if (v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+    return LL_OK;
+}
+
+#endif

@@ -1,0 +1,76 @@
+/* spsc.c - creation and the exported API of the SPSC ring; the hot path is
+ * in spsc_inline.h. */
+#include <stdlib.h>
+
+#include "spsc_inline.h"
+
+ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
+{
+    if (capacity < 2 || (capacity & (capacity - 1)) != 0 || record_size == 0)
+        return NULL;
+    if (capacity > SIZE_MAX / record_size || flags & ~(unsigned)(LL_SPSC_UNPADDED | LL_SPSC_NO_CACHE))
+        return NULL;
+    ll_spsc *q = aligned_alloc(alignof(ll_spsc), (sizeof *q + alignof(ll_spsc) - 1) / alignof(ll_spsc) * alignof(ll_spsc));
+    if (!q)
+        return NULL;
+    memset(q, 0, sizeof *q);
+    size_t bytes = capacity * record_size;
+    /* Slots start on their own line: the first record never shares a line
+     * with the ring's header. */
+    q->slots = aligned_alloc(LL_FALSE_SHARING_RANGE, (bytes + LL_FALSE_SHARING_RANGE - 1) /
+                                                         LL_FALSE_SHARING_RANGE * LL_FALSE_SHARING_RANGE);
+    if (!q->slots) {
+        free(q);
+        return NULL;
+    }
+    q->mask = capacity - 1;
+    q->record_size = record_size;
+    q->flags = flags;
+    q->cached = !(flags & LL_SPSC_NO_CACHE);
+    if (flags & LL_SPSC_UNPADDED) {
+        q->tail = &q->cursors.packed.tail;
+        q->head = &q->cursors.packed.head;
+        q->head_cache = &q->cursors.packed.head_cache;
+        q->tail_cache = &q->cursors.packed.tail_cache;
+    } else {
+        q->tail = &q->cursors.padded.tail;
+        q->head = &q->cursors.padded.head;
+        q->head_cache = &q->cursors.padded.head_cache;
+        q->tail_cache = &q->cursors.padded.tail_cache;
+    }
+    atomic_init(q->tail, 0);
+    atomic_init(q->head, 0);
+    return q;
+}
+
+void ll_spsc_destroy(ll_spsc *q)
+{
+    if (!q)
+        return;
+    free(q->slots);
+    free(q);
+}
+
+bool ll_spsc_try_push(ll_spsc *q, const void *record) { return ll_spsc_push_many_inline(q, record, 1) == 1; }
+bool ll_spsc_try_pop(ll_spsc *q, void *out) { return ll_spsc_pop_many_inline(q, out, 1) == 1; }
+size_t ll_spsc_push_many(ll_spsc *q, const void *records, size_t n) { return ll_spsc_push_many_inline(q, records, n); }
+size_t ll_spsc_pop_many(ll_spsc *q, void *out, size_t max) { return ll_spsc_pop_many_inline(q, out, max); }
+
+size_t ll_spsc_size(const ll_spsc *q)
+{
+    /* acquire on both: a snapshot for monitoring; head first, so the result
+     * is never negative (tail only grows past the head we read). */
+    uint64_t head = atomic_load_explicit(q->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(q->tail, memory_order_acquire);
+    return (size_t)(tail - head);
+}
+
+size_t ll_spsc_capacity(const ll_spsc *q) { return (size_t)q->mask + 1; }
+size_t ll_spsc_record_size(const ll_spsc *q) { return q->record_size; }
+unsigned ll_spsc_flags(const ll_spsc *q) { return q->flags; }
+
+size_t ll_spsc_cursor_distance(const ll_spsc *q)
+{
+    uintptr_t a = (uintptr_t)q->tail, b = (uintptr_t)q->head;
+    return (size_t)(a > b ? a - b : b - a);
+}

@@ -1,0 +1,50 @@
+/* spsc.h - a bounded single-producer single-consumer ring of fixed-size
+ * records.  Exactly one thread pushes and exactly one thread pops; either
+ * may be any thread.  Lock-free and wait-free: every call returns in a
+ * bounded number of steps.
+ *
+ * The two variants the course compares are creation-time flags of this one
+ * implementation: cursors on separate cache lines or packed into one line,
+ * and each side keeping a cached copy of the other side's cursor or not.
+ * Ownership: ll_spsc_create allocates the ring; ll_spsc_destroy frees it. */
+#ifndef LL_SPSC_H
+#define LL_SPSC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ll_spsc ll_spsc;
+
+enum ll_spsc_flags {
+    LL_SPSC_UNPADDED = 1, /* both cursors in one cache line: false sharing */
+    LL_SPSC_NO_CACHE = 2  /* read the other side's cursor on every call */
+};
+
+/* capacity: a power of two >= 2, the number of records the ring holds
+ * (no slot is sacrificed: the cursors are free-running counters).
+ * record_size: bytes per record, >= 1.  NULL on bad arguments or no memory. */
+ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags);
+void ll_spsc_destroy(ll_spsc *q);
+
+/* Producer side.  Copies one record in; false when the ring is full. */
+bool ll_spsc_try_push(ll_spsc *q, const void *record);
+/* Copies up to n records in one go; returns how many fit (0..n). */
+size_t ll_spsc_push_many(ll_spsc *q, const void *records, size_t n);
+
+/* Consumer side.  Copies one record out; false when the ring is empty. */
+bool ll_spsc_try_pop(ll_spsc *q, void *out);
+/* Copies up to max records out in one go; returns how many (0..max). */
+size_t ll_spsc_pop_many(ll_spsc *q, void *out, size_t max);
+
+/* Records in the ring now: exact when neither side is active, a snapshot
+ * otherwise.  Safe from any thread. */
+size_t ll_spsc_size(const ll_spsc *q);
+size_t ll_spsc_capacity(const ll_spsc *q);
+size_t ll_spsc_record_size(const ll_spsc *q);
+unsigned ll_spsc_flags(const ll_spsc *q);
+/* Byte distance between the two cursors (64+ padded, 8 unpadded): the
+ * layout, made visible for the chapter. */
+size_t ll_spsc_cursor_distance(const ll_spsc *q);
+
+#endif

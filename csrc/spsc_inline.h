@@ -1,0 +1,167 @@
+/* spsc_inline.h - internal: the ring's layout and its hot path as inline
+ * functions, shared by spsc.c (the API) and bench.c (the measured loops), so
+ * what is benchmarked is exactly what the API runs. */
+#ifndef LL_SPSC_INLINE_H
+#define LL_SPSC_INLINE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ll_arch.h"
+#include "spsc.h"
+
+/* Cursors are free-running 64-bit counters: `tail - head` is the fill level
+ * and `counter & mask` the slot.  At 10^9 records/s they wrap after ~584
+ * years, so no slot has to be kept empty to tell full from empty. */
+
+/* Padded layout: each side's cursor shares its line(s) only with that side's
+ * private cache of the other cursor, so a write by one thread never
+ * invalidates a line the other thread is reading for its own work. */
+struct ll_spsc_padded {
+    /* Producer-owned: written by push, read by pop only when its cache runs out. */
+    alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t tail;
+    uint64_t head_cache; /* producer's last view of head (never read by pop) */
+    /* Consumer-owned: written by pop, read by push only when its cache runs out. */
+    alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t head;
+    uint64_t tail_cache; /* consumer's last view of tail (never read by push) */
+    /* Pads the struct so the next allocation cannot share the last line. */
+    alignas(LL_FALSE_SHARING_RANGE) char end[1];
+};
+
+/* Unpadded layout: everything in one line, the classic false-sharing
+ * mistake: every push invalidates the consumer's copy of the line and every
+ * pop the producer's, whatever they read. */
+struct ll_spsc_packed {
+    _Atomic uint64_t tail;
+    _Atomic uint64_t head;
+    uint64_t head_cache;
+    uint64_t tail_cache;
+};
+
+struct ll_spsc {
+    /* Line 0: written only by ll_spsc_create, read by both sides on every
+     * call: stays Shared in both caches, never bounces. */
+    alignas(LL_FALSE_SHARING_RANGE) unsigned char *slots;
+    uint64_t mask;          /* capacity - 1 */
+    size_t record_size;
+    _Atomic uint64_t *tail; /* into `cursors`, per the layout flag */
+    _Atomic uint64_t *head;
+    uint64_t *head_cache;
+    uint64_t *tail_cache;
+    unsigned flags;
+    bool cached;            /* !(flags & LL_SPSC_NO_CACHE), hoisted */
+    /* The cursors, in one of two layouts chosen at creation. */
+    union {
+        struct ll_spsc_padded padded;
+        struct ll_spsc_packed packed;
+    } cursors;
+};
+
+static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail)
+{
+    uint64_t cap = q->mask + 1;
+    if (q->cached) {
+        uint64_t free_slots = cap - (tail - *q->head_cache);
+        if (free_slots)
+            return free_slots;
+        /* acquire: pairs with pop's release of head; the consumer has finished
+         * reading every slot below head before we overwrite any of them. */
+        *q->head_cache = atomic_load_explicit(q->head, memory_order_acquire);
+        return cap - (tail - *q->head_cache);
+    }
+    /* acquire: same pairing as above, paid on every call. */
+    return cap - (tail - atomic_load_explicit(q->head, memory_order_acquire));
+}
+
+static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head)
+{
+    if (q->cached) {
+        uint64_t used = *q->tail_cache - head;
+        if (used)
+            return used;
+        /* acquire: pairs with push's release of tail; the slot contents
+         * written before that store are visible to our reads below. */
+        *q->tail_cache = atomic_load_explicit(q->tail, memory_order_acquire);
+        return *q->tail_cache - head;
+    }
+    /* acquire: same pairing as above, paid on every call. */
+    return atomic_load_explicit(q->tail, memory_order_acquire) - head;
+}
+
+/* Copies n records between the ring, starting at counter `at`, and a flat
+ * buffer: at most two memcpy calls (before and after the wrap). */
+static inline void ll_spsc__copy_in(ll_spsc *q, uint64_t at, const unsigned char *src, size_t n)
+{
+    size_t cap = (size_t)q->mask + 1, first = (size_t)(at & q->mask);
+    size_t k = n < cap - first ? n : cap - first;
+    memcpy(q->slots + first * q->record_size, src, k * q->record_size);
+    if (n > k)
+        memcpy(q->slots, src + k * q->record_size, (n - k) * q->record_size);
+}
+
+static inline void ll_spsc__copy_out(ll_spsc *q, uint64_t at, unsigned char *dst, size_t n)
+{
+    size_t cap = (size_t)q->mask + 1, first = (size_t)(at & q->mask);
+    size_t k = n < cap - first ? n : cap - first;
+    memcpy(dst, q->slots + first * q->record_size, k * q->record_size);
+    if (n > k)
+        memcpy(dst + k * q->record_size, q->slots, (n - k) * q->record_size);
+}
+
+static inline size_t ll_spsc_push_many_inline(ll_spsc *q, const void *records, size_t n)
+{
+    /* relaxed: only this thread (the producer) ever writes tail. */
+    uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed);
+    uint64_t room = ll_spsc__free_slots(q, tail);
+    if (n > room)
+        n = (size_t)room;
+    if (n == 0)
+        return 0;
+    ll_spsc__copy_in(q, tail, records, n);
+    /* release: the records copied above become visible to the consumer no
+     * later than the new tail that tells it they are there. */
+    atomic_store_explicit(q->tail, tail + n, memory_order_release);
+    return n;
+}
+
+static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
+{
+    /* relaxed: only this thread (the consumer) ever writes head. */
+    uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed);
+    uint64_t avail = ll_spsc__used_slots(q, head);
+    size_t n = max < avail ? max : (size_t)avail;
+    if (n == 0)
+        return 0;
+    ll_spsc__copy_out(q, head, out, n);
+    /* release: our reads of those slots are complete before the producer can
+     * see them free and overwrite them. */
+    atomic_store_explicit(q->head, head + n, memory_order_release);
+    return n;
+}
+
+/* The common case, 8-byte records, without memcpy's size dispatch: what the
+ * per-item throughput benchmark calls.  The orders are those above. */
+static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
+{
+    uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__free_slots(q, tail) == 0)
+        return false;
+    memcpy(q->slots + (size_t)(tail & q->mask) * sizeof v, &v, sizeof v);
+    atomic_store_explicit(q->tail, tail + 1, memory_order_release); /* publish the slot */
+    return true;
+}
+
+static inline bool ll_spsc_try_pop_u64(ll_spsc *q, uint64_t *v)
+{
+    uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__used_slots(q, head) == 0)
+        return false;
+    memcpy(v, q->slots + (size_t)(head & q->mask) * sizeof *v, sizeof *v);
+    atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */
+    return true;
+}
+
+#endif

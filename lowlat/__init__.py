@@ -1,0 +1,43 @@
+"""lowlat: low-latency engineering measured on your own machine.
+
+The hot paths are a C11 core (``csrc/``, compiled into ``lowlat._core`` by
+cffi at install time); this package is its Python face:
+
+- :class:`Pool` - fixed-size block pool (``csrc/pool.c``)
+- :class:`SpscQueue` - single-producer single-consumer ring (``csrc/spsc.c``)
+- :class:`Histogram` - log-linear latency histogram (``csrc/hist.c``)
+- :mod:`lowlat.clock`, :mod:`lowlat.affinity` - clocks, CPUs, pinning
+- :mod:`lowlat.bench` - the measurement loops (run in C) and the suite
+- ``python -m lowlat doctor | bench | tour`` - the command line
+"""
+
+from lowlat.errors import (
+    CoreError,
+    DoubleFreeError,
+    ForeignPointerError,
+    LowlatError,
+    PoolError,
+    PoolExhaustedError,
+)
+from lowlat.hist import Histogram
+from lowlat.machine import machine, machine_label
+from lowlat.pool import Block, Pool, PoolStats
+from lowlat.spsc import SpscQueue
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Block",
+    "CoreError",
+    "DoubleFreeError",
+    "ForeignPointerError",
+    "Histogram",
+    "LowlatError",
+    "Pool",
+    "PoolError",
+    "PoolExhaustedError",
+    "PoolStats",
+    "SpscQueue",
+    "machine",
+    "machine_label",
+]

@@ -1,0 +1,55 @@
+"""cffi build script for ``lowlat._core`` (out-of-line API mode).
+
+Run by setuptools through ``cffi_modules`` in setup.py during ``pip install``.
+The declarations given to cffi are the public headers of ``csrc/`` themselves
+(preprocessor lines dropped), so the C API is written down once.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cffi import FFI
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRC = ROOT / "csrc"
+
+# Public headers, in dependency order.  Internal headers (*_inline.h,
+# ll_arch.h) hold inline code and are not part of the Python-visible API.
+PUBLIC_HEADERS = ["ll_common.h", "clock.h", "affinity.h", "perfcount.h", "pool.h", "spsc.h", "hist.h", "bench.h"]
+SOURCES = ["clock.c", "affinity.c", "perfcount.c", "pool.c", "spsc.c", "hist.c", "bench.c"]
+
+
+def cdef_text() -> str:
+    """The public headers with preprocessor lines removed, for ffi.cdef."""
+    lines: list[str] = []
+    for name in PUBLIC_HEADERS:
+        for line in (CSRC / name).read_text().splitlines():
+            if not line.lstrip().startswith("#"):
+                lines.append(line)
+    return "\n".join(lines)
+
+
+def compile_args() -> list[str]:
+    """Flags for the core.  -Werror is not used here because the generated
+    wrapper module is compiled with the same flags; the test suite compiles
+    csrc/ alone with -Wall -Wextra -Werror -pedantic."""
+    if sys.platform == "win32":
+        return []
+    return ["-std=c11", "-O2", "-Wall", "-Wextra", "-fno-strict-aliasing"]
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(cdef_text())
+ffibuilder.set_source(
+    "lowlat._core",
+    "\n".join(f'#include "{h}"' for h in PUBLIC_HEADERS),
+    sources=[str(Path("csrc") / s) for s in SOURCES],
+    include_dirs=[str(CSRC)],
+    extra_compile_args=compile_args(),
+    libraries=["pthread", "m"] if sys.platform != "win32" else [],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)
