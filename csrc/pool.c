@@ -31,11 +31,16 @@ ll_pool *ll_pool_create(size_t block_size, size_t block_count, unsigned flags)
     if (block_count > SIZE_MAX / bs)
         return NULL;
     size_t bytes = bs * block_count;
-    /* aligned_alloc wants a size that is a multiple of the alignment: bs is. */
+    /* aligned_alloc wants a size that is a multiple of its alignment (at
+     * least 16 here, malloc's own); the tail beyond bytes is unused. */
+    size_t storage_align = align < 16 ? 16 : align;
+    if (bytes > SIZE_MAX - storage_align)
+        return NULL;
+    size_t storage_bytes = (bytes + storage_align - 1) / storage_align * storage_align;
     ll_pool *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->storage = aligned_alloc(align < 16 ? 16 : align, bytes);
+    p->storage = aligned_alloc(storage_align, storage_bytes);
     if (!p->storage) {
         free(p);
         return NULL;

@@ -60,12 +60,15 @@ struct ll_spsc {
     } cursors;
 };
 
-static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail)
+/* Free slots as the producer sees them.  The cached copy of head is trusted
+ * while it shows room for `want` records; only then is the consumer's line
+ * read (the point of the cache: most calls touch no shared line at all). */
+static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
 {
     uint64_t cap = q->mask + 1;
     if (q->cached) {
         uint64_t free_slots = cap - (tail - *q->head_cache);
-        if (free_slots)
+        if (free_slots >= want)
             return free_slots;
         /* acquire: pairs with pop's release of head; the consumer has finished
          * reading every slot below head before we overwrite any of them. */
@@ -76,11 +79,12 @@ static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail)
     return cap - (tail - atomic_load_explicit(q->head, memory_order_acquire));
 }
 
-static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head)
+/* Records ready as the consumer sees them; same caching rule. */
+static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
 {
     if (q->cached) {
         uint64_t used = *q->tail_cache - head;
-        if (used)
+        if (used >= want)
             return used;
         /* acquire: pairs with push's release of tail; the slot contents
          * written before that store are visible to our reads below. */
@@ -115,7 +119,7 @@ static inline size_t ll_spsc_push_many_inline(ll_spsc *q, const void *records, s
 {
     /* relaxed: only this thread (the producer) ever writes tail. */
     uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed);
-    uint64_t room = ll_spsc__free_slots(q, tail);
+    uint64_t room = ll_spsc__free_slots(q, tail, n);
     if (n > room)
         n = (size_t)room;
     if (n == 0)
@@ -131,7 +135,7 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
 {
     /* relaxed: only this thread (the consumer) ever writes head. */
     uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed);
-    uint64_t avail = ll_spsc__used_slots(q, head);
+    uint64_t avail = ll_spsc__used_slots(q, head, max);
     size_t n = max < avail ? max : (size_t)avail;
     if (n == 0)
         return 0;
@@ -147,7 +151,7 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
 static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
 {
     uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__free_slots(q, tail) == 0)
+    if (ll_spsc__free_slots(q, tail, 1) == 0)
         return false;
     memcpy(q->slots + (size_t)(tail & q->mask) * sizeof v, &v, sizeof v);
     atomic_store_explicit(q->tail, tail + 1, memory_order_release); /* publish the slot */
@@ -157,7 +161,7 @@ static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
 static inline bool ll_spsc_try_pop_u64(ll_spsc *q, uint64_t *v)
 {
     uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__used_slots(q, head) == 0)
+    if (ll_spsc__used_slots(q, head, 1) == 0)
         return false;
     memcpy(v, q->slots + (size_t)(head & q->mask) * sizeof *v, sizeof *v);
     atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */

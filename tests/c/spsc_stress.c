@@ -1,0 +1,162 @@
+/* spsc_stress.c - two-thread stress of the SPSC ring, built with
+ * -fsanitize=thread by tests/test_sanitizers.py.
+ *
+ * usage: spsc_stress ITEMS
+ * Moves ITEMS records producer -> consumer for every layout/cache variant,
+ * per record and in batches, with 8-byte and 24-byte records; the consumer
+ * checks every record arrives once and in order.  Then runs the benchmark
+ * loops of bench.c briefly, so their thread hand-offs are checked too.
+ * Exit status 0 only if every record arrived intact. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "spsc.h"
+
+typedef struct {
+    uint64_t seq;
+    uint64_t twice;
+    uint64_t check; /* seq ^ magic */
+} rec24;
+
+#define MAGIC 0x5DEECE66Dull
+
+struct job {
+    ll_spsc *q;
+    uint64_t items;
+    size_t rec;   /* 8 or 24 */
+    size_t batch; /* 0: per record */
+    uint64_t errors;
+};
+
+static void fill(void *dst, size_t rec, uint64_t seq)
+{
+    if (rec == 8) {
+        memcpy(dst, &seq, 8);
+    } else {
+        rec24 r = {seq, 2 * seq, seq ^ MAGIC};
+        memcpy(dst, &r, sizeof r);
+    }
+}
+
+static int ok(const void *src, size_t rec, uint64_t seq)
+{
+    if (rec == 8) {
+        uint64_t v;
+        memcpy(&v, src, 8);
+        return v == seq;
+    }
+    rec24 r;
+    memcpy(&r, src, sizeof r);
+    return r.seq == seq && r.twice == 2 * seq && r.check == (seq ^ MAGIC);
+}
+
+static void *producer(void *arg)
+{
+    struct job *j = arg;
+    size_t b = j->batch ? j->batch : 1;
+    unsigned char *buf = malloc(b * j->rec);
+    uint64_t seq = 0;
+    while (seq < j->items) {
+        size_t n = j->items - seq < b ? (size_t)(j->items - seq) : b;
+        for (size_t k = 0; k < n; k++)
+            fill(buf + k * j->rec, j->rec, seq + k);
+        size_t done = 0;
+        while (done < n) {
+            size_t m = j->batch ? ll_spsc_push_many(j->q, buf + done * j->rec, n - done)
+                                : (size_t)ll_spsc_try_push(j->q, buf);
+            if (!m)
+                sched_yield();
+            done += m;
+        }
+        seq += n;
+    }
+    free(buf);
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    struct job *j = arg;
+    size_t b = j->batch ? j->batch : 1;
+    unsigned char *buf = malloc(b * j->rec);
+    uint64_t seq = 0;
+    while (seq < j->items) {
+        size_t m = j->batch ? ll_spsc_pop_many(j->q, buf, b) : (size_t)ll_spsc_try_pop(j->q, buf);
+        if (!m) {
+            sched_yield();
+            continue;
+        }
+        for (size_t k = 0; k < m; k++)
+            j->errors += !ok(buf + k * j->rec, j->rec, seq + k);
+        seq += m;
+    }
+    free(buf);
+    return NULL;
+}
+
+static uint64_t run(uint64_t items, size_t cap, size_t rec, unsigned flags, size_t batch)
+{
+    struct job j = {ll_spsc_create(cap, rec, flags), items, rec, batch, 0};
+    if (!j.q) {
+        fprintf(stderr, "create failed\n");
+        return 1;
+    }
+    pthread_t p, c;
+    pthread_create(&c, NULL, consumer, &j);
+    pthread_create(&p, NULL, producer, &j);
+    pthread_join(p, NULL);
+    pthread_join(c, NULL);
+    if (ll_spsc_size(j.q) != 0)
+        j.errors++;
+    ll_spsc_destroy(j.q);
+    printf("items=%llu cap=%zu rec=%zu flags=%u batch=%zu errors=%llu\n", (unsigned long long)items, cap, rec,
+           flags, batch, (unsigned long long)j.errors);
+    return j.errors;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t items = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
+    uint64_t errors = 0;
+    /* The headline case at full length, every variant at a tenth of it. */
+    errors += run(items, 1024, 8, 0, 0);
+    for (unsigned flags = 0; flags < 4; flags++) {
+        errors += run(items / 10, 1024, 8, flags, 0);
+        errors += run(items / 10, 64, 24, flags, 7); /* odd batch: exercises the wrap */
+    }
+    errors += run(items / 10, 2, 8, 0, 0); /* smallest ring: full/empty every call */
+
+    /* The benchmark loops: gate, counters, ping-pong, c2c, contended mutex. */
+    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0};
+    ll_spsc_bench_result r;
+    if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench throughput failed\n");
+        errors++;
+    }
+    cfg.batch = 100;
+    if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench batch throughput failed\n");
+        errors++;
+    }
+    cfg.items = 2000;
+    if (ll_bench_spsc_rtt(&cfg, NULL, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench rtt failed\n");
+        errors++;
+    }
+    if (ll_bench_c2c(2000, -1, -1, LL_WAIT_SPIN_YIELD) <= 0) {
+        fprintf(stderr, "bench c2c failed\n");
+        errors++;
+    }
+    if (ll_bench_mutex(20000, 1, -1, -1) <= 0) {
+        fprintf(stderr, "bench mutex failed\n");
+        errors++;
+    }
+    printf("%s: %llu errors\n", errors ? "FAIL" : "OK", (unsigned long long)errors);
+    return errors ? 1 : 0;
+}

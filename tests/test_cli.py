@@ -1,0 +1,53 @@
+"""The command line: doctor, tour, usage errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lowlat", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_doctor_reports_every_probe() -> None:
+    res = run("doctor")
+    assert res.returncode == 0, res.stdout + res.stderr
+    for label in ("C compiler", "core build", "CPU", "CPUs", "pinning", "perf counters", "clock_gettime", "TSC",
+                  "perf_counter_ns", "What this means for the course:"):
+        assert label in res.stdout
+
+
+def test_doctor_adapts_its_advice_to_the_cpu_count() -> None:
+    from lowlat import doctor
+
+    rep = doctor.diagnose()
+    text = rep.format()
+    assert any(("CPU" in n) for n in rep.notes), text
+
+
+def test_one_cpu_advice_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lowlat import doctor
+    from lowlat.machine import Machine, machine
+
+    fake = Machine(**{**machine().as_dict(), "cpus": 1, "usable_cpus": 1})
+    monkeypatch.setattr(doctor, "machine", lambda: fake)
+    text = doctor.diagnose().format()
+    assert "1 CPU: the two-thread demos" in text and "will be misleading" in text
+
+
+@pytest.mark.slow
+def test_tour_runs_and_points_onwards() -> None:
+    res = run("tour")
+    assert res.returncode == 0, res.stderr
+    assert "lowlat doctor" in res.stdout and "spsc_items_per_s" in res.stdout
+    assert "jupyter lab chapters/" in res.stdout
+
+
+def test_usage_errors_are_argparse_errors() -> None:
+    res = run("frobnicate")
+    assert res.returncode == 2 and "invalid choice" in res.stderr
+    res = run()
+    assert res.returncode == 2

@@ -1,0 +1,190 @@
+"""SpscQueue: FIFO and capacity, records of any size, batches, bad input,
+a stateful model test, and two-thread stress runs (Python threads and C)."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+import numpy as np
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from lowlat import SpscQueue
+from lowlat.bench import spsc_throughput
+
+VARIANTS = [dict(padded=p, cached=c) for p in (True, False) for c in (True, False)]
+
+
+@pytest.mark.parametrize("kw", VARIANTS)
+def test_holds_exactly_capacity_in_fifo_order(kw: dict) -> None:
+    q = SpscQueue(8, **kw)
+    assert [q.try_push(i) for i in range(9)] == [True] * 8 + [False]
+    assert len(q) == 8
+    assert [q.try_pop() for _ in range(9)] == list(range(8)) + [None]
+    assert len(q) == 0
+
+
+def test_wraps_around_many_times() -> None:
+    q = SpscQueue(4)
+    for i in range(1000):
+        assert q.try_push(i) and q.try_pop() == i
+
+
+def test_batches_move_arrays_and_stop_at_capacity() -> None:
+    q = SpscQueue(16)
+    data = np.arange(20, dtype=np.uint64)
+    assert q.push_many(data) == 16
+    assert q.push_many(data) == 0
+    out = np.zeros(10, np.uint64)
+    assert q.pop_many(out) == 10 and list(out) == list(range(10))
+    assert q.push_many(data[16:]) == 4  # across the wrap
+    assert list(q.pop_array()) == list(range(10, 20))
+    assert q.pop_many(out) == 0
+
+
+def test_structured_records() -> None:
+    tick = np.dtype([("seq", "<u8"), ("bid", "<f8"), ("ask", "<f8")])
+    q = SpscQueue(4, tick)
+    assert q.record_size == 24
+    recs = np.zeros(3, tick)
+    recs["seq"] = [1, 2, 3]
+    recs["bid"] = [99.5, 99.6, 99.7]
+    assert q.push_many(recs) == 3
+    first = q.try_pop()
+    assert first["seq"] == 1 and first["bid"] == 99.5
+    assert list(q.pop_array()["seq"]) == [2, 3]
+    raw = SpscQueue(2, 5)  # opaque 5-byte records
+    assert raw.record_size == 5 and raw.try_push(b"hello") and bytes(raw.try_pop()) == b"hello"
+
+
+def test_layout_variants_are_visible() -> None:
+    assert SpscQueue(8).cursor_distance >= 64
+    assert SpscQueue(8, padded=False).cursor_distance == 8
+
+
+@pytest.mark.parametrize(
+    "cap, msg",
+    [
+        (0, "capacity must be a power of two >= 2, got 0"),
+        (1, "capacity must be a power of two >= 2, got 1"),
+        (3, r"got 3 \(nearest allowed: 2 or 4\)"),
+        (1000, r"got 1000 \(nearest allowed: 512 or 1024\)"),
+        (-8, "must be a power of two >= 2, got -8"),
+    ],
+)
+def test_bad_capacity(cap: int, msg: str) -> None:
+    with pytest.raises(ValueError, match=msg):
+        SpscQueue(cap)
+
+
+def test_bad_capacity_type_and_record_size() -> None:
+    with pytest.raises(TypeError, match="capacity must be an integer, got float"):
+        SpscQueue(8.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="record size must be >= 1 byte, got 0"):
+        SpscQueue(8, 0)
+    with pytest.raises(TypeError, match="holds Python objects"):
+        SpscQueue(8, object)
+    with pytest.raises(TypeError, match="numpy dtype or a record size"):
+        SpscQueue(8, "not-a-dtype")
+
+
+def test_bad_arrays() -> None:
+    q = SpscQueue(8)
+    with pytest.raises(TypeError, match=r"records must have dtype uint64, got int32 \(convert with arr.astype"):
+        q.push_many(np.arange(4, dtype=np.int32))
+    with pytest.raises(TypeError, match="records must be a numpy array of dtype uint64, got list"):
+        q.push_many([1, 2, 3])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="records must be C-contiguous"):
+        q.push_many(np.arange(8, dtype=np.uint64)[::2])
+    with pytest.raises(ValueError, match=r"records must be 1-D, got shape \(2, 2\)"):
+        q.push_many(np.zeros((2, 2), np.uint64))
+    ro = np.zeros(4, np.uint64)
+    ro.flags.writeable = False
+    assert q.push_many(ro) == 4  # reading from a read-only array is fine
+    with pytest.raises(ValueError, match="out must be writable"):
+        q.pop_many(ro)
+    with pytest.raises(OverflowError, match="cannot store -1 as a uint64 record"):
+        q.try_push(-1)
+
+
+class SpscModel(RuleBasedStateMachine):
+    """Single-threaded push/pop/batch sequences against a deque."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = SpscQueue(8, padded=False, cached=True)
+        self.model: deque[int] = deque()
+        self.next = 0
+
+    @rule()
+    def push(self):
+        ok = self.q.try_push(self.next)
+        assert ok == (len(self.model) < 8)
+        if ok:
+            self.model.append(self.next)
+            self.next += 1
+
+    @rule()
+    def pop(self):
+        v = self.q.try_pop()
+        assert v == (self.model.popleft() if self.model else None)
+
+    @rule(n=st.integers(0, 12))
+    def push_many(self, n):
+        data = np.arange(self.next, self.next + n, dtype=np.uint64)
+        k = self.q.push_many(data)
+        assert k == min(n, 8 - len(self.model))
+        self.model.extend(range(self.next, self.next + k))
+        self.next += k
+
+    @rule(n=st.integers(0, 12))
+    def pop_many(self, n):
+        out = np.zeros(n, np.uint64)
+        k = self.q.pop_many(out)
+        expect = [self.model.popleft() for _ in range(min(n, len(self.model)))]
+        assert list(out[:k]) == expect
+
+    @invariant()
+    def size_matches(self):
+        assert len(self.q) == len(self.model)
+
+
+SpscModel.TestCase.settings = settings(max_examples=80, stateful_step_count=50, deadline=None)
+TestSpscModel = SpscModel.TestCase
+
+
+@pytest.mark.parametrize("kw", VARIANTS)
+def test_two_python_threads_every_record_once_in_order(kw: dict) -> None:
+    n, batch = 2_000_000, 1000
+    q = SpscQueue(1024, **kw)
+    data = np.arange(n, dtype=np.uint64)
+    received = np.zeros(n, np.uint64)
+
+    def produce() -> None:
+        sent = 0
+        while sent < n:
+            sent += q.push_many(data[sent : sent + batch])
+
+    def consume() -> None:
+        got = 0
+        while got < n:
+            got += q.pop_many(received[got : got + batch])
+
+    threads = [threading.Thread(target=consume), threading.Thread(target=produce)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "stress run did not finish"
+    assert np.array_equal(received, data)
+    assert len(q) == 0
+
+
+@pytest.mark.parametrize("kw", VARIANTS + [dict(batch=100)])
+def test_two_c_threads_every_record_once_in_order(kw: dict) -> None:
+    run = spsc_throughput(1024, 2_000_000, wait="spin_yield", **kw)
+    assert run.errors == 0
+    assert run.items == 2_000_000
