@@ -52,7 +52,9 @@ static inline size_t ll_hist__index(const ll_hist *h, uint64_t v)
 static inline int ll_hist_record_n_inline(ll_hist *h, uint64_t v, uint64_t n)
 {
     size_t i = ll_hist__index(h, v);
-    if (i >= h->counts_len || v > h->highest_trackable) {
+    /* Every value above highest_trackable maps past the last counter, so
+     * this one comparison is the whole range check. */
+    if (i >= h->counts_len) {
         h->out_of_range += n;
         return LL_ERANGE;
     }

@@ -37,7 +37,7 @@ def compile_args() -> list[str]:
     csrc/ alone with -Wall -Wextra -Werror -pedantic."""
     if sys.platform == "win32":
         return []
-    return ["-std=c11", "-O2", "-Wall", "-Wextra", "-fno-strict-aliasing"]
+    return ["-std=c11", "-O2", "-Wall", "-Wextra"]
 
 
 ffibuilder = FFI()

@@ -1,0 +1,82 @@
+"""The set-up files agree with each other: the README's test command is what
+CI runs, environment.yml names the packages pyproject.toml names, and the
+sdist carries the C sources."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = None  # type: ignore[assignment]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Conda-side infrastructure with no pip counterpart in pyproject.toml.
+CONDA_ONLY = {"python", "pip", "setuptools", "c-compiler"}
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~ \[;]", req.strip(), maxsplit=1)[0].lower()
+
+
+def _pyproject() -> dict:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _environment_packages() -> set[str]:
+    names: set[str] = set()
+    text = (ROOT / "environment.yml").read_text()
+    for line in text[text.index("dependencies:"):].splitlines():
+        m = re.match(r"^\s*-\s+([A-Za-z0-9_.\-]+)", line)
+        if m and not line.strip().startswith("- -e") and m.group(1) != "pip:":
+            names.add(_name(m.group(1)))
+    return names
+
+
+def test_environment_yml_names_the_pyproject_packages() -> None:
+    proj = _pyproject()["project"]
+    wanted = {_name(r) for r in proj["dependencies"]}
+    for extra in proj["optional-dependencies"].values():
+        wanted |= {_name(r) for r in extra}
+    have = _environment_packages()
+    assert wanted - have == set(), f"environment.yml lacks {sorted(wanted - have)}"
+    assert have - wanted - CONDA_ONLY == set(), f"environment.yml has extra {sorted(have - wanted - CONDA_ONLY)}"
+
+
+def test_environment_yml_pins_python_and_installs_the_package() -> None:
+    text = (ROOT / "environment.yml").read_text()
+    assert re.search(r"^\s*-\s+python=3\.11\s*$", text, re.M)
+    assert re.search(r"^\s*-\s+-e \.\s*$", text, re.M)
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci/run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    cmd = 'python -m pip install -e ".[test]" && python -m pytest'
+    assert cmd in readme and cmd in ci
+    ci_lines = [line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert ci_lines[-1].strip() == cmd  # run last, so its exit status is CI's
+    assert "python -m pip install -e \".[notebooks]\" && python -m lowlat tour" in readme
+
+
+@pytest.mark.slow
+def test_sdist_ships_the_c_sources(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as t:
+        names = {Path(n).name for n in t.getnames()}
+    for src in (ROOT / "csrc").iterdir():
+        assert src.name in names, f"{src.name} missing from the sdist"
+    assert "_build.py" in names
