@@ -146,6 +146,18 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
     return n;
 }
 
+/* LL_SPSC_BROKEN_RELAXED_PUBLISH: a deliberately wrong build for the course
+ * (tests/c/spsc_relaxed.c).  The producer publishes tail with a relaxed
+ * store, so nothing orders its slot write before the consumer's read.  x86
+ * keeps stores in order anyway, so it "works" there; the C memory model does
+ * not promise it, ARM may reorder it, and ThreadSanitizer reports the race.
+ * Never defined in the library build. */
+#ifdef LL_SPSC_BROKEN_RELAXED_PUBLISH
+#define LL_SPSC_PUBLISH_ORDER memory_order_relaxed
+#else
+#define LL_SPSC_PUBLISH_ORDER memory_order_release
+#endif
+
 /* The common case, 8-byte records, without memcpy's size dispatch: what the
  * per-item throughput benchmark calls.  The orders are those above. */
 static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
@@ -154,7 +166,7 @@ static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
     if (ll_spsc__free_slots(q, tail, 1) == 0)
         return false;
     memcpy(q->slots + (size_t)(tail & q->mask) * sizeof v, &v, sizeof v);
-    atomic_store_explicit(q->tail, tail + 1, memory_order_release); /* publish the slot */
+    atomic_store_explicit(q->tail, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
     return true;
 }
 

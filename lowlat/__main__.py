@@ -47,6 +47,40 @@ def _tour(args: argparse.Namespace) -> int:
     return 0 if rep.ok else 1
 
 
+def _grade(args: argparse.Namespace) -> int:
+    from lowlat.grading import EXERCISES, grade, report_timing
+
+    if args.name not in EXERCISES:
+        print(f"unknown exercise {args.name!r}; known: {', '.join(sorted(EXERCISES))}", file=sys.stderr)
+        return 2
+    try:
+        report = grade(args.name, args.file)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    report.print()
+    if report.ok and not args.no_timing:
+        print(report_timing(args.name, args.file))
+    return 0 if report.ok else 1
+
+
+def _exercises(args: argparse.Namespace) -> int:
+    from lowlat import authoring
+
+    if args.check:
+        problems = authoring.check()
+        for p in problems:
+            print(p)
+        if problems:
+            print("exercises/ is out of date: run `python -m lowlat exercises` to regenerate it from solutions/")
+            return 1
+        print("exercises/ is up to date with solutions/")
+        return 0
+    written = authoring.write()
+    print(f"regenerated exercises/ from solutions/ ({len(written)} files changed)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -55,8 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--quick", action="store_true", help="fewer repetitions and items (~20 s instead of ~1 min)")
     b.add_argument("--json", metavar="FILE", help="write the results as one flat JSON object")
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
+    g = sub.add_parser("grade", help="grade one exercise file: a PASS/FAIL line per check and a verdict")
+    g.add_argument("name", help="the exercise (e.g. mpmc)")
+    g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc.c)")
+    g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
+    e = sub.add_parser("exercises", help="regenerate exercises/ from solutions/ (authors)")
+    e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
     args = p.parse_args(argv)
-    handler = {"doctor": _doctor, "bench": _bench, "tour": _tour}[args.cmd]
+    handler = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "exercises": _exercises}[args.cmd]
     return handler(args)
 
 

@@ -50,3 +50,15 @@ def test_pool_and_hist_under_address_sanitizer(cc: str, tmp_path: Path) -> None:
     assert "Sanitizer" not in out and "runtime error" not in out, out[-4000:]
     assert res.returncode == 0, out[-4000:]
     assert "OK: 0 failures" in res.stdout
+
+
+def test_relaxed_publish_is_reported_by_thread_sanitizer(cc: str, tmp_path: Path) -> None:
+    """The deliberately broken build (relaxed store of tail) must be caught:
+    this is the course's proof that the sanitizer run above can see the bug."""
+    src = [str(ROOT / "tests/c/spsc_relaxed.c")]
+    cmd = [cc, "-std=c11", "-O1", "-g", "-fsanitize=thread", f"-I{CSRC}", *src, str(CSRC / "spsc.c"),
+           "-o", str(tmp_path / "relaxed"), "-lpthread"]
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    res = _run_sanitized(tmp_path / "relaxed", ["100000"], {"TSAN_OPTIONS": "exitcode=66"}, timeout=300)
+    assert "WARNING: ThreadSanitizer: data race" in res.stderr
+    assert "ll_spsc_try_pop_u64" in res.stderr and "ll_spsc_try_push_u64" in res.stderr

@@ -1,0 +1,56 @@
+"""The exercises and their checks.  The text of each check is part of the
+stored expected output of its grading notebook: change it and re-execute the
+notebooks."""
+
+from __future__ import annotations
+
+from lowlat.grading.core import Check, Exercise
+
+
+def _mpmc_timing(info: dict[str, float]) -> str:
+    return (f"your queue: {info['yours_items_per_s'] / 1e6:.1f} M items/s; the mutex reference: "
+            f"{info['mutex_items_per_s'] / 1e6:.1f} M items/s (2 producers x 2 consumers)")
+
+
+MPMC = Exercise(
+    name="mpmc",
+    kind="c",
+    filename="mpmc.c",
+    harness="mpmc_harness.c",
+    checks=(
+        Check("bad_capacity", "bad capacities give NULL, powers of two >= 2 give a queue"),
+        Check("fifo_capacity", "one thread: capacity N holds N items, FIFO, across wrap-around"),
+        Check("pc_1x3", "1 producer x 3 consumers: every value exactly once, per-producer order", 60),
+        Check("pc_3x1", "3 producers x 1 consumer: every value exactly once, per-producer order", 60),
+        Check("pc_2x2", "2 producers x 2 consumers: every value exactly once, per-producer order", 60),
+        Check("pc_4x4", "4 producers x 4 consumers (more threads than cores): exactly once, in order", 90),
+        Check("pc_2x2", "ThreadSanitizer: no data race with 2 producers x 2 consumers", 120, "thread", "20000"),
+    ),
+    timing=Check("timing", "timing", 120),
+    timing_text=_mpmc_timing,
+)
+
+def _hpool_timing(info: dict[str, float]) -> str:
+    return (f"alloc+get+free: {info['hpool_ns']:.1f} ns with your pool; malloc+free of 64 B: "
+            f"{info['malloc_ns']:.1f} ns")
+
+
+HANDLE_POOL = Exercise(
+    name="handle_pool",
+    kind="c",
+    filename="handle_pool.c",
+    harness="handle_pool_harness.c",
+    checks=(
+        Check("create_args", "hpool_create refuses 0 and overflowing sizes"),
+        Check("exhaust", "count distinct nonzero handles, then 0; blocks do not overlap"),
+        Check("free_reuse", "freed blocks are handed out again"),
+        Check("double_free", "a double free returns -1 and changes nothing"),
+        Check("stale", "a stale handle (its block was reused) is refused by get and free"),
+        Check("foreign", "handle 0 and another pool's handles are refused"),
+        Check("all", "AddressSanitizer/UBSan: no memory error in any of the above", 60, "address"),
+    ),
+    timing=Check("timing", "timing", 60),
+    timing_text=_hpool_timing,
+)
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (HANDLE_POOL, MPMC)}
