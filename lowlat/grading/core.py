@@ -41,6 +41,7 @@ class Exercise:
     harness: str = ""  # C: harness source in HARNESS_DIR; Python: module with the checks
     timing: Check | None = None
     timing_text: Callable[[dict[str, float]], str] | None = None
+    cflags: tuple[str, ...] = ()  # extra compiler flags for the harness build
 
 
 @dataclass
@@ -100,7 +101,8 @@ class CompileError(Exception):
         self.output = output
 
 
-def build_c(learner: Path, harness: str, out: Path, sanitizer: str | None = None) -> Path:
+def build_c(learner: Path, harness: str, out: Path, sanitizer: str | None = None,
+            cflags: tuple[str, ...] = ()) -> Path:
     """Compiles the learner's file with a harness.  The compiler runs in the
     learner file's folder and is given its bare name, so its messages read
     ``mpmc.c:42:5: error: ...``."""
@@ -112,7 +114,7 @@ def build_c(learner: Path, harness: str, out: Path, sanitizer: str | None = None
         flags = [f for f in flags if f != "-O2"] + ["-O1", "-fsanitize=thread"]
     elif sanitizer == "address":
         flags = [f for f in flags if f != "-O2"] + ["-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-    cmd = [cc, *flags, learner.name, str(HARNESS_DIR / harness), "-o", str(out), "-lm"]
+    cmd = [cc, *flags, *cflags, learner.name, str(HARNESS_DIR / harness), "-o", str(out), "-lm"]
     env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in the messages
     res = subprocess.run(cmd, cwd=learner.parent, capture_output=True, text=True, timeout=120, env=env)
     if res.returncode != 0:
@@ -211,7 +213,8 @@ def _runner(ex: Exercise, path: Path, workdir: Path, report: Report) -> Callable
 
     def binary(sanitizer: str | None) -> Path:
         if sanitizer not in builds:
-            builds[sanitizer] = build_c(path, ex.harness, workdir / f"harness-{sanitizer or 'plain'}", sanitizer)
+            builds[sanitizer] = build_c(path, ex.harness, workdir / f"harness-{sanitizer or 'plain'}", sanitizer,
+                                        ex.cflags)
         return builds[sanitizer]
 
     try:

@@ -53,4 +53,27 @@ HANDLE_POOL = Exercise(
     timing_text=_hpool_timing,
 )
 
-EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (HANDLE_POOL, MPMC)}
+def _ring_timing(info: dict[str, float]) -> str:
+    return (f"your ring: {info['yours_items_per_s'] / 1e6:.1f} M items/s; without the cache: "
+            f"{info['uncached_items_per_s'] / 1e6:.1f} M items/s "
+            f"({info['yours_items_per_s'] / info['uncached_items_per_s']:.1f}x)")
+
+
+RING = Exercise(
+    name="ring",
+    kind="c",
+    filename="ring.c",
+    harness="ring_harness.c",
+    cflags=("-include", "remote_load.h"),
+    checks=(
+        Check("create_args", "ring_create refuses capacities that are not powers of two >= 2"),
+        Check("fifo_capacity", "one thread: capacity N holds N items, FIFO, across wrap-around"),
+        Check("cached", "the other side's cursor is read about once per lap, not once per call"),
+        Check("stress", "two threads, 5,000,000 items: every item once, in order", 60),
+        Check("stress", "ThreadSanitizer: no data race between producer and consumer", 120, "thread", "200000"),
+    ),
+    timing=Check("timing", "timing", 120),
+    timing_text=_ring_timing,
+)
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (HANDLE_POOL, MPMC, RING)}
