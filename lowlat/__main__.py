@@ -59,7 +59,7 @@ def _grade(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     report.print()
-    if report.ok and not args.no_timing:
+    if report.ok and EXERCISES[args.name].timing is not None and not args.no_timing:
         print(report_timing(args.name, args.file))
     return 0 if report.ok else 1
 

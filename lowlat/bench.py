@@ -205,8 +205,15 @@ class SpscRun:
     rtt: Histogram | None = field(repr=False, default=None)
 
 
-def _spsc_cfg(capacity: int, items: int, padded: bool, cached: bool, pin: bool, wait: str | None, batch: int):
-    prod, cons = _pins(pin)
+def _spsc_cfg(capacity: int, items: int, padded: bool, cached: bool, pin: bool, wait: str | None, batch: int,
+              cpus: tuple[int, int] | None = None):
+    if cpus is not None:
+        n = cpu_count()
+        for c in cpus:
+            int_arg(c, "cpu", minimum=-1, maximum=n - 1)
+        prod, cons = cpus
+    else:
+        prod, cons = _pins(pin)
     return ffi.new(
         "ll_spsc_bench_cfg *",
         {
@@ -230,11 +237,14 @@ def spsc_throughput(
     pin: bool = True,
     wait: str | None = None,
     batch: int = 0,
+    cpus: tuple[int, int] | None = None,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
     checks order.  batch=0: one try_push/try_pop per record; batch=n:
-    push_many/pop_many of n."""
-    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch)
+    push_many/pop_many of n.  ``cpus=(p, c)`` pins producer and consumer to
+    those CPUs (-1: unpinned; the same CPU twice puts both on one core) and
+    overrides ``pin``."""
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus)
     out = ffi.new("ll_spsc_bench_result *")
     check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
     return SpscRun(

@@ -123,3 +123,33 @@ class SpscQueue:
         layout = "padded" if self.padded else "unpadded"
         cache = "cached" if self.cached else "uncached"
         return f"<SpscQueue {len(self)}/{self.capacity} x {self.dtype} ({layout}, {cache})>"
+
+
+def relaxed_publish_demo(*, sanitize: bool, items: int = 100_000, timeout_s: float = 120):
+    """Builds and runs ``csrc/spsc_relaxed_demo.c``: the ring with its publish
+    store relaxed.  ``sanitize=True`` builds it with ThreadSanitizer.  Returns
+    the finished ``subprocess.CompletedProcess`` (stdout: the record count
+    and how many arrived wrong; stderr: any sanitizer report).  Needs the
+    course repository (``csrc/``) and a C compiler."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    csrc = Path(__file__).resolve().parent.parent / "csrc"
+    if not (csrc / "spsc_relaxed_demo.c").exists():
+        raise FileNotFoundError(f"{csrc}/spsc_relaxed_demo.c not found: this demo needs the course repository")
+    cc = next((c for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    if cc is None:
+        raise RuntimeError("no C compiler (cc, gcc or clang) found: the demo is compiled on the spot")
+    with tempfile.TemporaryDirectory(prefix="lowlat-relaxed-") as tmp:
+        exe = Path(tmp) / "spsc_relaxed_demo"
+        flags = ["-O1", "-g", "-fsanitize=thread"] if sanitize else ["-O2"]
+        build = subprocess.run([cc, "-std=c11", *flags, "-I", "csrc", "csrc/spsc_relaxed_demo.c", "csrc/spsc.c",
+                                "-o", str(exe), "-lpthread"], cwd=csrc.parent, capture_output=True, text=True)
+        if build.returncode != 0:
+            raise RuntimeError(f"building the demo failed:\n{build.stderr}")
+        env = dict(os.environ, TSAN_OPTIONS="exitcode=0")
+        return subprocess.run([str(exe), str(int(items))], capture_output=True, text=True, timeout=timeout_s,
+                              env=env)

@@ -76,4 +76,20 @@ RING = Exercise(
     timing_text=_ring_timing,
 )
 
-EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (HANDLE_POOL, MPMC, RING)}
+BUDGET = Exercise(
+    name="budget",
+    kind="python",
+    filename="budget_report.py",
+    harness="lowlat.grading.py_budget",
+    checks=(
+        Check("no_reference", "written here, not imported from lowlat.budget"),
+        Check("percentiles", "each stage's P50/P99/P99.9 in us"),
+        Check("overruns", "how far each stage overran its allotment"),
+        Check("attribution", "whose allotment each overrun ate (downstream, upstream, reserve, over budget)"),
+        Check("within", "a run within budget reports no overrun"),
+        Check("reallocate", "reallocation gives each stage its need plus a proportional share of the slack"),
+        Check("impossible", "reallocation refuses needs above the total (ValueError)"),
+    ),
+)
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (BUDGET, HANDLE_POOL, MPMC, RING)}

@@ -1,10 +1,11 @@
-/* spsc_relaxed.c - the SPSC ring built with its publish store relaxed
+/* spsc_relaxed_demo.c - a stand-alone program (not part of the library
+ * build): the SPSC ring compiled with its publish store relaxed
  * (LL_SPSC_BROKEN_RELAXED_PUBLISH), to show that "works on x86" is not
- * "correct".  usage: spsc_relaxed ITEMS
+ * "correct".  usage: spsc_relaxed_demo ITEMS
  * Built normally it usually delivers every record intact on x86; built with
  * -fsanitize=thread it reports a data race between the producer's slot write
- * and the consumer's slot read.  Used by chapters/03_spsc and by
- * tests/test_c_core.py. */
+ * and the consumer's slot read.  Built and run by
+ * lowlat.spsc.relaxed_publish_demo (chapter 03 and the tests). */
 #define _GNU_SOURCE
 #define LL_SPSC_BROKEN_RELAXED_PUBLISH 1
 #include <pthread.h>

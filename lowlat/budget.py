@@ -1,0 +1,224 @@
+"""Latency budgets: an end-to-end allowance (e.g. 100 us from packet in to
+order out) split into per-stage allotments, checked against measured
+per-stage samples.
+
+The report answers the questions of chapter 01: which stage overran its
+allotment at the chosen percentile, by how much, and whose time it ate.
+Attribution rule (deterministic): a stage's overrun is paid first from the
+slack of the stages after it (in pipeline order), then from the slack of the
+stages before it, then from the unallotted reserve; whatever is left is
+"over budget".  Units: samples in ns, everything reported in us.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+RESERVE = "reserve"
+OVER_BUDGET = "over budget"
+
+
+@dataclass(frozen=True)
+class StageReport:
+    stage: str
+    allotment_us: float
+    p50_us: float
+    p_us: float  # at the report's percentile
+    over_us: float  # max(0, p_us - allotment_us)
+    ate: tuple[tuple[str, float], ...] = ()  # (whose allotment, us)
+
+    @property
+    def ok(self) -> bool:
+        return self.over_us <= 0
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    total_us: float
+    percentile: float
+    stages: tuple[StageReport, ...]
+    end_to_end_p_us: float | None  # percentile of per-message sums, when samples are aligned
+
+    @property
+    def overran(self) -> list[str]:
+        return [s.stage for s in self.stages if not s.ok]
+
+    @property
+    def sum_of_stage_p_us(self) -> float:
+        """Sum of per-stage percentiles: an upper bound of the end-to-end one
+        (percentiles do not add)."""
+        return float(sum(s.p_us for s in self.stages))
+
+    def sentences(self) -> list[str]:
+        out = []
+        for s in self.stages:
+            if s.ok:
+                continue
+            eaten = ", ".join(f"{us:.1f} us of {who}'s allotment" if who not in (RESERVE, OVER_BUDGET)
+                              else (f"{us:.1f} us of the reserve" if who == RESERVE else f"{us:.1f} us over budget")
+                              for who, us in s.ate)
+            out.append(f"{s.stage} overran its {s.allotment_us:g} us by {s.over_us:.1f} us at "
+                       f"P{self.percentile:g}, eating {eaten}")
+        return out or [f"every stage is within its allotment at P{self.percentile:g}"]
+
+    def format(self) -> str:
+        rows = [f"{'stage':<12} {'allot us':>9} {'P50 us':>8} {'P' + format(self.percentile, 'g') + ' us':>9} "
+                f"{'over us':>8}  status"]
+        for s in self.stages:
+            rows.append(f"{s.stage:<12} {s.allotment_us:>9.1f} {s.p50_us:>8.1f} {s.p_us:>9.1f} {s.over_us:>8.1f}  "
+                        f"{'ok' if s.ok else 'OVER'}")
+        e2e = f"{self.end_to_end_p_us:.1f}" if self.end_to_end_p_us is not None else "n/a"
+        rows.append(f"{'total':<12} {self.total_us:>9.1f} {'':>8} {self.sum_of_stage_p_us:>9.1f}  "
+                    f"(end-to-end P{self.percentile:g}: {e2e} us)")
+        return "\n".join(rows + [""] + self.sentences())
+
+    def plot(self, ax: Any = None, title: str | None = None) -> Any:
+        """Stacked bars: allotments beside measured percentiles (us)."""
+        import matplotlib.pyplot as plt
+
+        from lowlat.machine import machine_label
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 3.2))
+        colors = plt.get_cmap("tab10").colors
+        for col, (label, key) in enumerate((("allotment", "allotment_us"), (f"P{self.percentile:g}", "p_us"))):
+            left = 0.0
+            for i, s in enumerate(self.stages):
+                w = getattr(s, key)
+                over = key == "p_us" and not s.ok
+                ax.barh(col, w, left=left, color=colors[i % 10], edgecolor="red" if over else "white",
+                        linewidth=2 if over else 0.5, label=s.stage if col == 0 else None)
+                if w > self.total_us * 0.06:
+                    ax.text(left + w / 2, col, s.stage, ha="center", va="center", fontsize=8, color="white")
+                left += w
+        ax.axvline(self.total_us, color="black", linestyle="--", linewidth=1)
+        ax.text(self.total_us, 1.45, f" budget {self.total_us:g} us", va="center", fontsize=8)
+        ax.set_yticks([0, 1], ["allotment", f"measured P{self.percentile:g}"])
+        ax.set_xlabel("time (us)")
+        ax.set_ylim(-0.6, 1.7)
+        ax.set_title(title or f"Latency budget vs measured P{self.percentile:g}\n{machine_label()}", fontsize=10)
+        ax.legend(loc="lower right", fontsize=7, ncol=3)
+        return ax
+
+
+def _check_stages(allotments: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
+    items = list(allotments.items()) if isinstance(allotments, Mapping) else list(allotments)
+    if not items:
+        raise ValueError("a budget needs at least one stage")
+    out: dict[str, float] = {}
+    for name, us in items:
+        if name in out:
+            raise ValueError(f"stage {name!r} appears twice; stage names must be unique")
+        if not isinstance(us, (int, float)) or isinstance(us, bool) or not us > 0:
+            raise ValueError(f"stage {name!r} needs a positive allotment in us, got {us!r}")
+        out[str(name)] = float(us)
+    return out
+
+
+def stage_percentiles(samples_ns: Mapping[str, Any], percentile: float) -> dict[str, float]:
+    """The ``percentile`` of each stage's samples, ns in, us out (numpy's
+    default linear interpolation)."""
+    return {k: float(np.percentile(np.asarray(v, dtype=np.float64), percentile)) / 1000.0
+            for k, v in samples_ns.items()}
+
+
+def attribute(stages: Sequence[tuple[str, float, float]], total_us: float) -> list[tuple[tuple[str, float], ...]]:
+    """For (name, allotment_us, measured_us) in pipeline order: whose time
+    each overrun ate (see the module's rule)."""
+    slack = [max(0.0, a - m) for _, a, m in stages]
+    reserve = max(0.0, total_us - sum(a for _, a, _ in stages))
+    result: list[tuple[tuple[str, float], ...]] = []
+    for i, (_, a, m) in enumerate(stages):
+        need = max(0.0, m - a)
+        ate: list[tuple[str, float]] = []
+        for j in list(range(i + 1, len(stages))) + list(range(0, i)):
+            if need <= 0:
+                break
+            take = min(need, slack[j])
+            if take > 0:
+                ate.append((stages[j][0], take))
+                slack[j] -= take
+                need -= take
+        if need > 0 and reserve > 0:
+            take = min(need, reserve)
+            ate.append((RESERVE, take))
+            reserve -= take
+            need -= take
+        if need > 0:
+            ate.append((OVER_BUDGET, need))
+        result.append(tuple(ate))
+    return result
+
+
+def reallocate(measured_us: Mapping[str, float], total_us: float) -> dict[str, float]:
+    """New allotments from measured percentiles: each stage gets what it was
+    measured to need, and the leftover of the total is shared in proportion
+    to those needs (bigger stages get more headroom).  Raises ValueError when
+    the needs alone exceed the total."""
+    need = sum(measured_us.values())
+    if need > total_us:
+        raise ValueError(f"the measured stages need {need:.1f} us, more than the {total_us:g} us budget: "
+                         "no allotment can fit; make a stage faster or the budget larger")
+    if need == 0:
+        share = total_us / len(measured_us)
+        return {k: share for k in measured_us}
+    scale = total_us / need
+    return {k: v * scale for k, v in measured_us.items()}
+
+
+class Budget:
+    """An end-to-end budget of ``total_us`` split into stages, in pipeline
+    order: ``Budget(100, [("parse", 10), ("features", 20), ...])``.  The
+    allotments may leave part of the total unallotted (the reserve)."""
+
+    def __init__(self, total_us: float, stages: Mapping[str, float] | Sequence[tuple[str, float]]) -> None:
+        if isinstance(total_us, bool) or not isinstance(total_us, (int, float)) or not total_us > 0:
+            raise ValueError(f"total_us must be a positive number of us, got {total_us!r}")
+        self.total_us = float(total_us)
+        self.allotments = _check_stages(stages)
+        allotted = sum(self.allotments.values())
+        if allotted > self.total_us + 1e-9:
+            raise ValueError(f"the allotments sum to {allotted:g} us, more than the total budget of {total_us:g} us")
+
+    @property
+    def reserve_us(self) -> float:
+        return self.total_us - sum(self.allotments.values())
+
+    def report(self, samples_ns: Mapping[str, Any], percentile: float = 99.0) -> BudgetReport:
+        """Checks per-stage samples (ns) against the allotments."""
+        if not 0 <= percentile <= 100:
+            raise ValueError(f"percentile must be in [0, 100], got {percentile}")
+        missing = [s for s in self.allotments if s not in samples_ns]
+        extra = [s for s in samples_ns if s not in self.allotments]
+        if missing or extra:
+            raise ValueError(f"samples must have exactly the budget's stages {list(self.allotments)}; "
+                             f"missing {missing}, unknown {extra}")
+        arrays = {k: np.asarray(samples_ns[k]) for k in self.allotments}
+        for k, a in arrays.items():
+            if a.size == 0:
+                raise ValueError(f"stage {k!r} has no samples")
+        p50 = stage_percentiles(arrays, 50)
+        p = stage_percentiles(arrays, percentile)
+        rows = [(k, a, p[k]) for k, a in self.allotments.items()]
+        ate = attribute(rows, self.total_us)
+        stages = tuple(StageReport(k, a, p50[k], p[k], max(0.0, p[k] - a), ate[i]) for i, (k, a, _) in enumerate(rows))
+        lengths = {a.size for a in arrays.values()}
+        e2e = None
+        if len(lengths) == 1:
+            e2e = float(np.percentile(np.sum([a.astype(np.float64) for a in arrays.values()], axis=0),
+                                      percentile)) / 1000.0
+        return BudgetReport(self.total_us, float(percentile), stages, e2e)
+
+    def reallocated(self, report: BudgetReport) -> Budget:
+        """A new budget whose allotments follow the measured percentiles."""
+        return Budget(self.total_us, reallocate({s.stage: s.p_us for s in report.stages}, self.total_us))
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v:g}" for k, v in self.allotments.items())
+        return f"<Budget {self.total_us:g} us: {parts}; reserve {self.reserve_us:g} us>"
+
+
+__all__ = ["Budget", "BudgetReport", "StageReport", "attribute", "reallocate", "stage_percentiles", "field"]
