@@ -1,0 +1,46 @@
+"""Plot helpers: every figure of the course says what it measured, in which
+unit, and on which machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lowlat.hist import Histogram
+from lowlat.machine import machine_label
+
+
+def titled(ax: Any, title: str) -> Any:
+    """Sets ``title`` with the machine's description under it."""
+    ax.set_title(f"{title}\n{machine_label()}", fontsize=10)
+    return ax
+
+
+def latency_hist(ax: Any, hist: Histogram, label: str, per_decade: int = 20, **kw: Any) -> Any:
+    """A latency histogram on a log time axis: the histogram's counters
+    regrouped into ``per_decade`` log-spaced bins; y = share of samples (%)
+    per bin, log scale, so a tail of one sample in 10^5 is still visible."""
+    values, counts = hist.to_numpy()
+    if len(values) == 0:
+        return ax
+    v = np.maximum(values.astype(np.float64), 1.0)
+    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max() + 1))
+    edges = np.logspace(lo, hi, int((hi - lo) * per_decade) + 1)
+    binned, _ = np.histogram(v, bins=edges, weights=counts.astype(np.float64))
+    share = binned / binned.sum() * 100.0
+    keep = share > 0
+    ax.step(edges[:-1][keep], share[keep], where="post", label=label, **kw)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("latency per operation (ns, log scale)")
+    ax.set_ylabel(f"share of samples (%, 1/{per_decade} decade bins)")
+    return ax
+
+
+def mark_percentiles(ax: Any, hist: Histogram, color: str, ps: tuple[float, ...] = (50, 99, 99.9)) -> None:
+    """Vertical lines at the given percentiles of ``hist``."""
+    for p in ps:
+        v = hist.percentile(p)
+        ax.axvline(v, color=color, linestyle=":", linewidth=1)
+        ax.text(v, 0.97, f" P{p:g}", color=color, fontsize=7, va="top", transform=ax.get_xaxis_transform())
