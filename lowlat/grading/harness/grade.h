@@ -83,4 +83,46 @@ static double grade_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A watchdog for multi-threaded checks: a detached thread that samples
+ * progress() every 50 ms and, if it has not changed for `seconds`, ends the
+ * check with a FAIL saying what describe() reports.  A hang then costs a few
+ * seconds and says where the threads were stuck, instead of a timeout. */
+#include <pthread.h>
+typedef unsigned long long (*grade_progress_fn)(void);
+typedef const char *(*grade_describe_fn)(void);
+static grade_progress_fn grade_wd_progress;
+static grade_describe_fn grade_wd_describe;
+static double grade_wd_seconds;
+
+static void *grade_wd_main(void *arg)
+{
+    (void)arg;
+    unsigned long long last = grade_wd_progress();
+    double since = grade_now_s();
+    for (;;) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        unsigned long long now = grade_wd_progress();
+        if (now != last) {
+            last = now;
+            since = grade_now_s();
+        } else if (grade_now_s() - since > grade_wd_seconds) {
+            printf("RESULT FAIL no progress for %.0f s: %s\n", grade_wd_seconds, grade_wd_describe());
+            fflush(stdout);
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void grade_watchdog(grade_progress_fn progress, grade_describe_fn describe, double seconds)
+{
+    grade_wd_progress = progress;
+    grade_wd_describe = describe;
+    grade_wd_seconds = seconds;
+    pthread_t t;
+    pthread_create(&t, NULL, grade_wd_main, NULL);
+    pthread_detach(t);
+}
+
 #endif
