@@ -81,6 +81,26 @@ def _exercises(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notebooks(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from lowlat import notebooks
+
+    paths = [Path(p) for p in args.paths] or notebooks.all_notebooks()
+    bad = 0
+    for p in paths:
+        if args.check:
+            found = notebooks.problems(p)
+            for f in found:
+                print(f"{p}: {f}")
+            bad += bool(found)
+        else:
+            print(f"{p}: executed in {notebooks.execute(p.resolve()):.1f} s", flush=True)
+    if args.check:
+        print(f"{len(paths) - bad} of {len(paths)} notebooks are clean")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -95,8 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
     e = sub.add_parser("exercises", help="regenerate exercises/ from solutions/ (authors)")
     e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
+    n = sub.add_parser("notebooks", help="re-execute notebooks in place and normalise them (authors)")
+    n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
+    n.add_argument("--check", action="store_true", help="only check the committed notebooks")
     args = p.parse_args(argv)
-    handler = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "exercises": _exercises}[args.cmd]
+    handler = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "exercises": _exercises,
+               "notebooks": _notebooks}[args.cmd]
     return handler(args)
 
 

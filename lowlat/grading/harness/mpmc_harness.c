@@ -15,11 +15,34 @@ void mpmc_destroy(mpmc_queue *q);
 bool mpmc_try_push(mpmc_queue *q, uint64_t value);
 bool mpmc_try_pop(mpmc_queue *q, uint64_t *out);
 
+/* Single-thread checks count calls for the watchdog (the multi-thread ones
+ * use per-thread counters instead, to add no contention). */
+static bool count_calls;
+static _Atomic unsigned long long calls;
+static _Atomic(const char *) in_call;
+static void note(const char *fn)
+{
+    if (count_calls) {
+        atomic_store_explicit(&in_call, fn, memory_order_relaxed);
+        atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
+    }
+}
+static unsigned long long call_progress(void) { return atomic_load_explicit(&calls, memory_order_relaxed); }
+static const char *call_describe(void)
+{
+    static char buf[160];
+    const char *fn = atomic_load_explicit(&in_call, memory_order_relaxed);
+    snprintf(buf, sizeof buf, "one thread, and a call to %s never returned (a loop waiting for a state that "
+             "never comes?)", fn ? fn : "the queue");
+    return buf;
+}
+
 /* Every call into the learner's code goes through these, so a crash names
  * the function it happened in. */
 static mpmc_queue *create(size_t cap)
 {
     GRADE_ENTER("mpmc_create");
+    note("mpmc_create");
     mpmc_queue *q = mpmc_create(cap);
     GRADE_LEAVE();
     return q;
@@ -27,12 +50,14 @@ static mpmc_queue *create(size_t cap)
 static void destroy(mpmc_queue *q)
 {
     GRADE_ENTER("mpmc_destroy");
+    note("mpmc_destroy");
     mpmc_destroy(q);
     GRADE_LEAVE();
 }
 static bool push(mpmc_queue *q, uint64_t v)
 {
     GRADE_ENTER("mpmc_try_push");
+    note("mpmc_try_push");
     bool ok = mpmc_try_push(q, v);
     GRADE_LEAVE();
     return ok;
@@ -40,6 +65,7 @@ static bool push(mpmc_queue *q, uint64_t v)
 static bool pop(mpmc_queue *q, uint64_t *v)
 {
     GRADE_ENTER("mpmc_try_pop");
+    note("mpmc_try_pop");
     bool ok = mpmc_try_pop(q, v);
     GRADE_LEAVE();
     return ok;
@@ -67,6 +93,8 @@ static int check_bad_capacity(void)
 
 static int check_fifo_capacity(void)
 {
+    count_calls = true;
+    grade_watchdog(call_progress, call_describe, 3.0);
     size_t caps[] = {2, 8, 1024};
     uint64_t next = 1;
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
