@@ -101,6 +101,21 @@ def _notebooks(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _release(args: argparse.Namespace) -> int:
+    from lowlat.classroom import release
+
+    files = release(args.dest)
+    print(f"wrote a student release ({len(files)} files, no solutions/) to {args.dest}")
+    return 0
+
+
+def _class_report(args: argparse.Namespace) -> int:
+    from lowlat.classroom import class_report
+
+    print(class_report(args.reports).table())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -118,9 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     n = sub.add_parser("notebooks", help="re-execute notebooks in place and normalise them (authors)")
     n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
     n.add_argument("--check", action="store_true", help="only check the committed notebooks")
+    r = sub.add_parser("release", help="instructors: copy the course without solutions/ into DEST")
+    r.add_argument("dest")
+    c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
+    c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
     args = p.parse_args(argv)
     handler = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "exercises": _exercises,
-               "notebooks": _notebooks}[args.cmd]
+               "notebooks": _notebooks, "release": _release, "class-report": _class_report}[args.cmd]
     return handler(args)
 
 

@@ -1,0 +1,120 @@
+"""The course as a learner meets it: JupyterLab in a real browser.
+
+Starts ``jupyter lab`` on a loopback port with a token, drives Debian's
+Chromium headless through Playwright, opens chapter 01, runs every cell from
+the Run menu, and checks that no cell failed and that the plots rendered as
+images.  A screenshot is kept in ``test-artifacts/`` (CI's artefact)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("LOWLAT_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+NOTEBOOK = "01_budgets.ipynb"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def lab(tmp_path: Path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"!!! BROWSER TEST SKIPPED: no Chromium at {CHROMIUM} (Debian: apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="!!! BROWSER TEST SKIPPED: pip install playwright")
+    if shutil.which("jupyter") is None and not (Path(sys.executable).parent / "jupyter").exists():
+        pytest.skip("!!! BROWSER TEST SKIPPED: jupyterlab is not installed")
+    # A copy of the chapter, so JupyterLab's autosave never touches the repository.
+    work = tmp_path / "course"
+    shutil.copytree(ROOT / "chapters/01_budgets", work)
+    port, token = _free_port(), secrets.token_hex(16)
+    jupyter = str(Path(sys.executable).parent / "jupyter") if (Path(sys.executable).parent / "jupyter").exists() \
+        else "jupyter"
+    cmd = [jupyter, "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={work}", "--ServerApp.disable_check_xsrf=False"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    # JupyterLab 4 renders only the cells in view ("windowing"): turn that off so
+    # every cell's prompt can be read; and no news pop-up over the notebook.
+    settings = tmp_path / "lab-settings"
+    (settings / "@jupyterlab/notebook-extension").mkdir(parents=True)
+    (settings / "@jupyterlab/notebook-extension/tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    (settings / "@jupyterlab/apputils-extension").mkdir(parents=True)
+    (settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    log = open(tmp_path / "jupyter.log", "w")
+    env = dict(os.environ, JUPYTER_NO_CONFIG="1", JUPYTERLAB_SETTINGS_DIR=str(settings))
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if time.time() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("jupyter lab did not start:\n" + (tmp_path / "jupyter.log").read_text()[-3000:])
+        time.sleep(0.5)
+    yield url, token
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def test_chapter_01_runs_in_jupyterlab(lab) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url, token = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{url}/lab/tree/{NOTEBOOK}?token={token}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+            idle = "() => document.body.innerText.includes('| Idle')"  # the status bar: "Python 3 (ipykernel) | Idle"
+            page.wait_for_function(idle, timeout=120_000)  # the kernel has started
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            n_code = page.locator(".jp-CodeCell").count()
+            deadline = time.time() + 240
+            while True:
+                prompts = page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+                done = [t for t in prompts if t.strip().startswith("[") and t.strip()[1:-2].strip().isdigit()]
+                if len(done) == n_code and page.evaluate(idle):
+                    break
+                if time.time() > deadline:
+                    page.screenshot(path=str(ARTIFACTS / "browser-01_budgets-timeout.png"), full_page=True)
+                    pytest.fail(f"cells did not finish: prompts {prompts}")
+                time.sleep(1)
+            page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / "browser-01_budgets.png"), full_page=False)
+            outputs = " ".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+            assert "Traceback" not in outputs and "Error" not in outputs.replace("error:", ""), outputs[-2000:]
+            images = page.locator(".jp-OutputArea-output img").count()
+            assert images >= 3, f"expected the chapter's 3 plots as images, found {images}"
+        finally:
+            browser.close()
