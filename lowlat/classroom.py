@@ -76,9 +76,8 @@ def _exercise_of(testcase: ET.Element) -> str | None:
     parts = cls[: -len(".ipynb")].split(".")
     for top in ("exercises", "solutions"):  # a solved copy maps to the same exercise
         if top in parts:
-            parts = parts[parts.index(top) + 1 :]
-            break
-    return "/".join(parts)
+            return "/".join(parts[parts.index(top) + 1 :])
+    return None  # a chapter, not an exercise
 
 
 def class_report(paths: list[str | Path]) -> ClassReport:

@@ -87,6 +87,33 @@ def write(nb: dict[str, Any], path: Path) -> None:
     path.write_text(text if text.endswith("\n") else text + "\n")
 
 
+# Figures shown outside the notebooks (the README): notebook -> (text that
+# identifies the cell, the PNG written from that cell's plot).
+FIGURES = {
+    "chapters/02_pool/02_pool.ipynb": ("latency_hist(ax, c.malloc_hist", "chapters/02_pool/pool_vs_malloc.png"),
+}
+
+
+def export_figures(path: Path) -> list[Path]:
+    """Writes the PNGs of FIGURES that come from ``path``."""
+    import base64
+
+    rel = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else ""
+    if rel not in FIGURES:
+        return []
+    marker, target = FIGURES[rel]
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and marker in "".join(cell["source"]):
+            for out in cell.get("outputs", []):
+                png = out.get("data", {}).get("image/png")
+                if png:
+                    dst = ROOT / target
+                    dst.write_bytes(base64.b64decode("".join(png) if isinstance(png, list) else png))
+                    return [dst]
+    raise ValueError(f"{rel}: no plot found in the cell containing {marker!r}")
+
+
 def execute(path: Path, timeout_s: int = 600) -> float:
     """Runs ``path`` top to bottom in place, normalises it, returns seconds."""
     import nbformat
@@ -98,6 +125,7 @@ def execute(path: Path, timeout_s: int = 600) -> float:
                    allow_errors=False).execute()
     seconds = time.perf_counter() - t0
     write(normalize(nbformat.from_dict(nb)), path)
+    export_figures(path)
     return seconds
 
 

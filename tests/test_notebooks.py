@@ -42,20 +42,26 @@ def test_problems_are_detected(tmp_path: Path) -> None:
         assert expected in found, found
 
 
-def _nbval(*paths: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", *paths],
+def _nbval(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=1200)
 
 
 @pytest.mark.slow
-def test_chapters_and_solutions_pass_strict_nbval() -> None:
-    res = _nbval("chapters", "solutions")
+def test_chapters_and_solutions_pass_strict_nbval(tmp_path: Path) -> None:
+    res = _nbval("chapters", "solutions", f"--junitxml={tmp_path / 'solved.xml'}")
     assert res.returncode == 0, res.stdout[-6000:]
+    # The instructor's class report reads such a report: every exercise PASS.
+    from lowlat.classroom import class_report
+
+    rep = class_report([tmp_path / "solved.xml"])
+    assert rep.exercises == ["01_budgets/budget", "02_pool/handle_pool", "03_spsc/mpmc", "03_spsc/ring"]
+    assert all(rep.students["solved"].values())
 
 
 @pytest.mark.slow
-def test_every_exercise_stub_fails_nbval_with_its_verdict() -> None:
-    res = _nbval("exercises")
+def test_every_exercise_stub_fails_nbval_with_its_verdict(tmp_path: Path) -> None:
+    res = _nbval("exercises", f"--junitxml={tmp_path / 'stub.xml'}")
     assert res.returncode == 1, res.stdout[-3000:]
     stubs = sorted(str(p.relative_to(ROOT)) for p in ALL if p.is_relative_to(ROOT / "exercises"))
     for nb in stubs:
@@ -63,3 +69,7 @@ def test_every_exercise_stub_fails_nbval_with_its_verdict() -> None:
     # The reason is readable: the diff shows the stub's verdict against the expected one.
     for name, n in (("budget", 7), ("handle_pool", 7), ("mpmc", 7), ("ring", 5)):
         assert f"{name}: {n}/{n} checks passed" in res.stdout
+    from lowlat.classroom import class_report
+
+    table = class_report([tmp_path / "stub.xml"]).table()
+    assert table.splitlines()[2].split()[1:] == ["FAIL", "FAIL", "FAIL", "FAIL", "0/4"], table
