@@ -16,7 +16,7 @@ import statistics
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -577,4 +577,3 @@ __all__ = [
     "chase_ns", "compare_alloc", "format_table", "hist_record_ns", "mutex_ns", "page_faults", "python_queue",
     "run_all", "spsc_python_batches", "spsc_rtt", "spsc_throughput", "syscall_ns", "write_json",
 ]
-_ = asdict  # re-exported for callers that want dicts of the dataclasses

@@ -12,7 +12,7 @@ stages before it, then from the unallotted reserve; whatever is left is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -221,4 +221,4 @@ class Budget:
         return f"<Budget {self.total_us:g} us: {parts}; reserve {self.reserve_us:g} us>"
 
 
-__all__ = ["Budget", "BudgetReport", "StageReport", "attribute", "reallocate", "stage_percentiles", "field"]
+__all__ = ["Budget", "BudgetReport", "StageReport", "attribute", "reallocate", "stage_percentiles"]

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from lowlat._check import UINT64_MAX, array_arg, int_arg
+from lowlat._check import UINT64_MAX, int_arg
 from lowlat._lib import ffi, lib
 
 U64 = np.dtype(np.uint64)
