@@ -54,16 +54,25 @@ def virtualization() -> str:
     return "VM"
 
 
-def compiler() -> str:
-    """First line of ``cc --version`` (or gcc/clang), or "" when none found."""
+def c_compiler() -> str | None:
+    """The C compiler the course uses: $CC if set, else cc, gcc or clang,
+    whichever is found first on PATH; None when there is none."""
     for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
         if name and shutil.which(name):
-            try:
-                out = subprocess.run([name, "--version"], capture_output=True, text=True, timeout=10)
-                return out.stdout.splitlines()[0] if out.stdout else name
-            except (OSError, subprocess.SubprocessError):
-                continue
-    return ""
+            return name
+    return None
+
+
+def compiler() -> str:
+    """First line of the compiler's ``--version``, or "" when none is found."""
+    name = c_compiler()
+    if name is None:
+        return ""
+    try:
+        out = subprocess.run([name, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return name
+    return out.stdout.splitlines()[0] if out.stdout else name
 
 
 @dataclass(frozen=True)
@@ -124,5 +133,5 @@ def machine_label() -> str:
     return machine().label()
 
 
-__all__ = ["Machine", "PerfCounters", "compiler", "cpu_model", "machine", "machine_label", "perf_counters",
+__all__ = ["Machine", "PerfCounters", "c_compiler", "compiler", "cpu_model", "machine", "machine_label", "perf_counters",
            "probe_pinning", "virtualization"]

@@ -132,15 +132,16 @@ def relaxed_publish_demo(*, sanitize: bool, items: int = 100_000, timeout_s: flo
     and how many arrived wrong; stderr: any sanitizer report).  Needs the
     course repository (``csrc/``) and a C compiler."""
     import os
-    import shutil
     import subprocess
     import tempfile
     from pathlib import Path
 
-    csrc = Path(__file__).resolve().parent.parent / "csrc"
+    from lowlat.machine import c_compiler
+    from lowlat.source import CSRC as csrc
+
     if not (csrc / "spsc_relaxed_demo.c").exists():
         raise FileNotFoundError(f"{csrc}/spsc_relaxed_demo.c not found: this demo needs the course repository")
-    cc = next((c for c in (os.environ.get("CC", ""), "cc", "gcc", "clang") if c and shutil.which(c)), None)
+    cc = c_compiler()
     if cc is None:
         raise RuntimeError("no C compiler (cc, gcc or clang) found: the demo is compiled on the spot")
     with tempfile.TemporaryDirectory(prefix="lowlat-relaxed-") as tmp:

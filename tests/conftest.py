@@ -3,24 +3,17 @@ test harness with the system compiler (sanitizer builds)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from lowlat.machine import c_compiler
+
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
 # The library's sources: every csrc/*.c except stand-alone demo programs.
 CORE_SOURCES = sorted(str(p) for p in CSRC.glob("*.c") if not p.name.endswith("_demo.c"))
-
-
-def c_compiler() -> str | None:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
 
 
 @pytest.fixture(scope="session")

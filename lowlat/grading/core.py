@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +13,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from lowlat.machine import c_compiler
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
 TSAN_MARK = "WARNING: ThreadSanitizer:"
@@ -88,13 +89,6 @@ class Report:
 # ---- building ---------------------------------------------------------------------
 
 
-def compiler() -> str | None:
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
-
-
 class CompileError(Exception):
     def __init__(self, output: str) -> None:
         super().__init__(output)
@@ -106,7 +100,7 @@ def build_c(learner: Path, harness: str, out: Path, sanitizer: str | None = None
     """Compiles the learner's file with a harness.  The compiler runs in the
     learner file's folder and is given its bare name, so its messages read
     ``mpmc.c:42:5: error: ...``."""
-    cc = compiler()
+    cc = c_compiler()
     if cc is None:
         raise CompileError("no C compiler found (cc, gcc or clang): install one to grade C exercises")
     flags = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-pthread", f"-I{HARNESS_DIR}"]
