@@ -80,13 +80,7 @@ int ll_pool_free(ll_pool *p, void *block)
 
 void ll_pool_reset(ll_pool *p) { link_all(p); }
 
-long long ll_pool_index_of(const ll_pool *p, const void *ptr)
-{
-    uintptr_t lo = (uintptr_t)p->storage, at = (uintptr_t)ptr;
-    if (at < lo || at - lo >= p->block_size * p->block_count || (at - lo) % p->block_size)
-        return -1;
-    return (long long)((at - lo) / p->block_size);
-}
+long long ll_pool_index_of(const ll_pool *p, const void *ptr) { return ll_pool__index(p, ptr); }
 
 int ll_pool_owns(const ll_pool *p, const void *ptr) { return ll_pool_index_of(p, ptr) >= 0; }
 

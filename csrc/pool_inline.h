@@ -44,19 +44,25 @@ static inline void *ll_pool_alloc_inline(ll_pool *p)
     return b;
 }
 
+/* Index of the block starting at `ptr`, or -1 if `ptr` is not the start of
+ * one of this pool's blocks.  Compares as integers: pointer comparison
+ * outside one object is undefined, and a foreign pointer is exactly that. */
+static inline long long ll_pool__index(const ll_pool *p, const void *ptr)
+{
+    uintptr_t lo = (uintptr_t)p->storage, at = (uintptr_t)ptr;
+    if (at < lo || at - lo >= p->block_size * p->block_count || (at - lo) % p->block_size != 0)
+        return -1;
+    return (long long)((at - lo) / p->block_size);
+}
+
 static inline int ll_pool_free_inline(ll_pool *p, void *block)
 {
     if (p->live) {
-        unsigned char *c = block;
-        /* Compare as integers: pointer comparison outside one object is
-         * undefined, and a foreign pointer is exactly that case. */
-        uintptr_t lo = (uintptr_t)p->storage, at = (uintptr_t)c;
-        if (at < lo || at - lo >= p->block_size * p->block_count ||
-            (at - lo) % p->block_size != 0) {
+        long long i = ll_pool__index(p, block);
+        if (i < 0) {
             p->bad_frees++;
             return LL_EFOREIGN;
         }
-        size_t i = (at - lo) / p->block_size;
         if (!p->live[i]) {
             p->bad_frees++;
             return LL_EDOUBLE;
