@@ -21,6 +21,15 @@ RESERVE = "reserve"
 OVER_BUDGET = "over budget"
 
 
+def _eaten(who: str, us: float) -> str:
+    """One item of an overrun's attribution, as a phrase."""
+    if who == RESERVE:
+        return f"{us:.1f} us of the reserve"
+    if who == OVER_BUDGET:
+        return f"{us:.1f} us over budget"
+    return f"{us:.1f} us of {who}'s allotment"
+
+
 @dataclass(frozen=True)
 class StageReport:
     stage: str
@@ -57,9 +66,7 @@ class BudgetReport:
         for s in self.stages:
             if s.ok:
                 continue
-            eaten = ", ".join(f"{us:.1f} us of {who}'s allotment" if who not in (RESERVE, OVER_BUDGET)
-                              else (f"{us:.1f} us of the reserve" if who == RESERVE else f"{us:.1f} us over budget")
-                              for who, us in s.ate)
+            eaten = ", ".join(_eaten(who, us) for who, us in s.ate)
             out.append(f"{s.stage} overran its {s.allotment_us:g} us by {s.over_us:.1f} us at "
                        f"P{self.percentile:g}, eating {eaten}")
         return out or [f"every stage is within its allotment at P{self.percentile:g}"]

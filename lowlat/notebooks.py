@@ -131,8 +131,9 @@ def execute(path: Path, timeout_s: int = 600) -> float:
 
 def problems(path: Path) -> list[str]:
     """What is wrong with a committed notebook (empty if nothing)."""
+    text = path.read_text()
     try:
-        nb = json.loads(path.read_text())
+        nb = json.loads(text)
     except ValueError as exc:
         return [f"not valid JSON: {exc}"]
     found = []
@@ -158,7 +159,7 @@ def problems(path: Path) -> list[str]:
 
     import nbformat
 
-    node = json.loads(json.dumps(nbformat.reads(path.read_text(), as_version=4)))  # lines joined, plain dicts
+    node = json.loads(json.dumps(nbformat.reads(text, as_version=4)))  # lines joined, plain dicts
     if normalize(copy.deepcopy(node)) != node:
         found.append("not normalised: run `python -m lowlat notebooks` on it")
     return found
