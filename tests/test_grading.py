@@ -20,6 +20,7 @@ SOLUTION = {
     "handle_pool": ROOT / "solutions/02_pool/handle_pool.c",
     "ring": ROOT / "solutions/03_spsc/ring.c",
     "mpmc": ROOT / "solutions/03_spsc/mpmc.c",
+    "prefetch": ROOT / "solutions/06_training/prefetch.py",
 }
 
 
@@ -127,6 +128,48 @@ def test_broken_mpmc_is_rejected(bug: str, tmp_path: Path) -> None:
     assert expected_reason in str(report), str(report)
 
 
+# Deliberately broken prefetch loaders: (old, new) edits of the solution, and
+# the check that must catch each, with words from its reason.
+BROKEN_PREFETCH = {
+    "unbounded queue": (
+        [("queue.Queue(maxsize=self.depth)", "queue.Queue()")],
+        "the producer reads ahead, but never more than depth", "at most 3 may wait",
+    ),
+    "exception swallowed": (
+        [("            _put(q, (_ERROR, exc), stop)\n", "            _put(q, (_END, None), stop)\n")],
+        "the source's exception reaches the consumer", "the loop ended normally",
+    ),
+    "exception re-wrapped": (
+        [("                    raise payload  #", "                    raise ValueError(str(payload))  #")],
+        "the source's exception reaches the consumer", "without the source's traceback",
+    ),
+    "no stop on break": (
+        [("        finally:  # runs on exhaustion", "        except GeneratorExit:  # not on an early break\n"
+          "            raise\n        else:  # runs on exhaustion")],
+        "an early break stops the producer", "thread(s) still alive",
+    ),
+    "depth 0 still threads": (
+        [("        if self.depth == 0:\n            return iter(self.iterable)\n", "")],
+        "depth=0 reads on the caller's thread", "",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", sorted(BROKEN_PREFETCH))
+def test_broken_prefetch_is_rejected(bug: str, tmp_path: Path) -> None:
+    edits, check_text, reason = BROKEN_PREFETCH[bug]
+    src = SOLUTION["prefetch"].read_text()
+    for old, new in edits:
+        assert old in src, f"the solution changed: cannot apply the '{bug}' edit ({old!r})"
+        src = src.replace(old, new, 1)
+    broken = tmp_path / "prefetch.py"
+    broken.write_text(src)
+    report = grade("prefetch", broken)
+    failed = [r for r in report.results if not r.passed]
+    assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
+
+
 @pytest.mark.slow
 def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
     bad = tmp_path / "mpmc.c"
@@ -167,7 +210,7 @@ def test_child_outcomes_cover_every_ending() -> None:
 
 
 def test_grade_rejects_unknown_names_and_missing_files() -> None:
-    with pytest.raises(ValueError, match="unknown exercise 'nope'; known: budget, handle_pool, mpmc, ring"):
+    with pytest.raises(ValueError, match="unknown exercise 'nope'; known: budget, handle_pool, mpmc, prefetch, ring"):
         grade("nope", "x.c")
     with pytest.raises(FileNotFoundError, match="no such file \\(the exercise file is mpmc.c\\)"):
         grade("mpmc", "/nonexistent/mpmc.c")

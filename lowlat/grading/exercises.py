@@ -92,4 +92,28 @@ BUDGET = Exercise(
     ),
 )
 
-EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (BUDGET, HANDLE_POOL, MPMC, RING)}
+def _prefetch_timing(info: dict[str, float]) -> str:
+    return (f"the accelerator sat idle {info['bubble_depth0'] * 100:.0f}% of the epoch without prefetching, "
+            f"{info['bubble_depth16'] * 100:.1f}% with your loader at depth 16")
+
+
+PREFETCH = Exercise(
+    name="prefetch",
+    kind="python",
+    filename="prefetch.py",
+    harness="lowlat.grading.py_prefetch",
+    checks=(
+        Check("no_reference", "written here, not imported from lowlat.train"),
+        Check("order", "every item once, in order, at depths 0..64, twice in a row"),
+        Check("depth0", "depth=0 reads on the caller's thread and starts none"),
+        Check("bounded", "the producer reads ahead, but never more than depth items (+1 in hand)"),
+        Check("exception", "the source's exception reaches the consumer, with its traceback, no thread left"),
+        Check("close", "close() stops the producer: no more reads, its thread ends, the source is closed"),
+        Check("break", "an early break stops the producer the same way, without close()"),
+        Check("bad_depth", "a negative or non-integer depth is refused"),
+    ),
+    timing=Check("timing", "timing", 60),
+    timing_text=_prefetch_timing,
+)
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (BUDGET, HANDLE_POOL, MPMC, PREFETCH, RING)}

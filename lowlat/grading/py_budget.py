@@ -4,25 +4,17 @@ come from :mod:`lowlat.budget`; the cases are generated here, seeded."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 import sys
-import traceback
 from pathlib import Path
 
 import numpy as np
 
 from lowlat import budget as ref
+from lowlat.grading import pyharness
 
 STAGES = ["nic", "parse", "features", "inference", "risk", "encode"]
-
-
-def _load(path: str):
-    spec = importlib.util.spec_from_file_location("learner_budget_report", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 def _case(seed: int, medians_us: list[float], sigma: float = 0.3, n: int = 5000) -> dict[str, np.ndarray]:
@@ -142,19 +134,7 @@ CHECKS = {
 
 
 def main(argv: list[str]) -> int:
-    path, check = argv[0], argv[1]
-    try:
-        mod = _load(path)
-        problem = CHECKS[check](mod, path)
-    except NotImplementedError:
-        problem = "not implemented yet (the function raises NotImplementedError)"
-    except Exception as exc:  # the learner's code raised: show where, briefly
-        tb = traceback.extract_tb(exc.__traceback__)
-        where = next((f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(tb)
-                      if Path(f.filename).resolve() == Path(path).resolve()), "")
-        problem = f"raised {type(exc).__name__}: {exc}" + (f" ({where})" if where else "")
-    print("RESULT PASS" if problem is None else f"RESULT FAIL {problem}")
-    return 0
+    return pyharness.main(argv, CHECKS, "learner_budget_report")
 
 
 if __name__ == "__main__":

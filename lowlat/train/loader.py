@@ -1,0 +1,343 @@
+"""Data loading, training's first hot path: a seeded data source with
+heavy-tailed read times, a prefetching loader (a background producer and a
+bounded queue), and one simulated epoch that measures how long the
+accelerator sat idle waiting for data (its "bubbles").
+
+Times are in seconds in the objects and in ms in the reports (their field
+names say which).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Generic, Iterable, Iterator, TypeVar
+
+import numpy as np
+
+from lowlat._check import int_arg
+
+T = TypeVar("T")
+
+
+# ---- the data source ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeavyTailSource:
+    """``n`` items whose read times are lognormal (median ``median_ms``,
+    shape ``sigma``) plus, with probability ``stall_prob``, a stall of
+    ``stall_ms`` (a cold cache, a slow disk, a remote store hiccup).  The
+    schedule is fixed by ``seed``; reading item i sleeps its read time (a
+    read waits, it does not compute) and returns ``np.full(item_len, i)``
+    (float32), so order can be checked.  Map-style (``len``, ``[i]``) and
+    iterable, so it also feeds ``torch.utils.data.DataLoader``."""
+
+    n: int = 300
+    median_ms: float = 1.0
+    sigma: float = 0.5
+    stall_prob: float = 0.02
+    stall_ms: float = 20.0
+    item_len: int = 64
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        int_arg(self.n, "n", minimum=0)
+        int_arg(self.item_len, "item_len", minimum=1)
+        int_arg(self.seed, "seed", minimum=0)
+        for name in ("median_ms", "sigma", "stall_ms"):
+            if not float(getattr(self, name)) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+        if not 0 <= float(self.stall_prob) <= 1:
+            raise ValueError(f"stall_prob must be in [0, 1], got {self.stall_prob!r}")
+
+    def read_times_s(self) -> np.ndarray:
+        """Every item's read time (s), as the seed fixes them."""
+        rng = np.random.default_rng(self.seed)
+        base = self.median_ms * rng.lognormal(0.0, self.sigma, self.n) if self.median_ms > 0 else np.zeros(self.n)
+        stalls = rng.random(self.n) < self.stall_prob
+        return (base + stalls * self.stall_ms) / 1e3
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        i = int_arg(i, "index", minimum=0, maximum=self.n - 1)
+        time.sleep(float(self._times()[i]))
+        return np.full(self.item_len, i, dtype=np.float32)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for i in range(self.n):
+            yield self[i]
+
+    def _times(self) -> np.ndarray:
+        # Cached per instance (frozen dataclass: stored through object.__setattr__).
+        t = self.__dict__.get("_cached_times")
+        if t is None:
+            t = self.read_times_s()
+            object.__setattr__(self, "_cached_times", t)
+        return t
+
+
+# ---- the loader ----------------------------------------------------------------------
+
+_ITEM, _END, _ERROR = 0, 1, 2
+
+
+class PrefetchLoader(Generic[T]):
+    """Iterates ``iterable`` in order while a background thread reads up to
+    ``depth`` items ahead into a bounded queue.
+
+    - ``depth=0``: no thread; items are read on the caller's thread.
+    - An exception raised by the source reaches the consumer at the point in
+      the stream where it happened, as the same exception object (its
+      traceback still shows the source's frames).
+    - ``close()``, leaving a ``with`` block, or breaking out of a ``for``
+      loop stops the producer: it reads no further item once it sees the
+      stop (it finishes the read it is in) and its thread ends.
+    - Each ``iter()`` starts a fresh pass (an epoch) and ends the previous one.
+
+    Counters (read them after a pass): ``produced`` items read from the
+    source, ``consumed`` items handed out, ``wait_s`` seconds the consumer
+    spent blocked waiting for an item.
+    """
+
+    def __init__(self, iterable: Iterable[T], depth: int = 2) -> None:
+        self.depth = int_arg(depth, "depth", minimum=0)
+        self._iterable = iterable
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._queue: queue.Queue | None = None
+        self.produced = 0
+        self.consumed = 0
+        self.wait_s = 0.0
+
+    def __iter__(self) -> Iterator[T]:
+        self.close()
+        self.produced = self.consumed = 0
+        self.wait_s = 0.0
+        return self._inline() if self.depth == 0 else self._prefetched()
+
+    def _inline(self) -> Iterator[T]:
+        it = iter(self._iterable)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            finally:
+                self.wait_s += time.perf_counter() - t0
+            self.produced += 1
+            self.consumed += 1
+            yield item
+
+    def _prefetched(self) -> Iterator[T]:
+        q: queue.Queue = queue.Queue(maxsize=self.depth)
+        stop = threading.Event()
+        t = threading.Thread(target=self._produce, args=(q, stop), name="lowlat-prefetch", daemon=True)
+        self._queue, self._stop, self._thread = q, stop, t
+        t.start()
+        try:
+            while True:
+                t0 = time.perf_counter()
+                kind, payload = q.get()
+                self.wait_s += time.perf_counter() - t0
+                if kind == _END:
+                    return
+                if kind == _ERROR:
+                    raise payload
+                self.consumed += 1
+                yield payload
+        finally:
+            self.close()
+
+    def _produce(self, q: queue.Queue, stop: threading.Event) -> None:
+        it: Iterator[Any] | None = None
+        try:
+            it = iter(self._iterable)
+            while not stop.is_set():
+                try:
+                    item = next(it)
+                except StopIteration:
+                    _put(q, (_END, None), stop)
+                    return
+                self.produced += 1
+                if not _put(q, (_ITEM, item), stop):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - every failure is handed to the consumer
+            _put(q, (_ERROR, exc), stop)
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()  # a generator source runs its own cleanup, here, in this thread
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Stops the producer and waits up to ``timeout_s`` for its thread to
+        end (a warning says so if the source's read outlasts that)."""
+        t, q = self._thread, self._queue
+        if t is None:
+            return
+        self._stop.set()
+        if q is not None:
+            _drain(q)  # unblocks a producer waiting on a full queue
+        if t is not threading.current_thread():
+            t.join(timeout_s)
+            if t.is_alive():
+                warnings.warn(f"PrefetchLoader: the producer is still inside a read after {timeout_s:g} s; "
+                              "it will stop when that read returns", RuntimeWarning, stacklevel=2)
+        self._thread = self._queue = None
+
+    @property
+    def running(self) -> bool:
+        """True while a producer thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def __enter__(self) -> PrefetchLoader[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return len(self._iterable)  # type: ignore[arg-type]
+
+    def __del__(self) -> None:
+        try:
+            self.close(timeout_s=0.5)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _put(q: queue.Queue, msg: tuple[int, Any], stop: threading.Event) -> bool:
+    """Blocking put that gives up when ``stop`` is set; True if it was put."""
+    while not stop.is_set():
+        try:
+            q.put(msg, timeout=0.05)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _drain(q: queue.Queue) -> None:
+    while True:
+        try:
+            q.get_nowait()
+        except queue.Empty:
+            return
+
+
+# ---- the training loop, with a simulated accelerator -------------------------------------
+
+
+class SimulatedStep:
+    """A fixed-cost "accelerator step": one numpy matmul sized so that it
+    takes about ``step_ms`` on this machine (calibrated once).  numpy
+    releases the GIL inside the matmul, as a real training loop releases it
+    while it waits for the device, so a loader thread runs meanwhile."""
+
+    def __init__(self, step_ms: float = 2.0) -> None:
+        if not step_ms > 0:
+            raise ValueError(f"step_ms must be > 0, got {step_ms!r}")
+        self.step_ms = float(step_ms)
+        n = 128
+        for _ in range(4):  # FLOPs grow as n^3: rescale n from the measured time
+            self._alloc(n)
+            t = min(self._time_once() for _ in range(5))
+            n = int(np.clip(n * (self.step_ms / 1e3 / t) ** (1 / 3), 16, 4096))
+        self._alloc(n)
+        self.n = n
+
+    def _alloc(self, n: int) -> None:
+        rng = np.random.default_rng(0)
+        self._a = rng.random((n, n))
+        self._b = rng.random((n, n))
+        self._out = np.empty((n, n))
+
+    def _time_once(self) -> float:
+        t0 = time.perf_counter()
+        self()
+        return time.perf_counter() - t0
+
+    def __call__(self, batch: Any = None) -> None:
+        np.matmul(self._a, self._b, out=self._out)
+
+
+@dataclass
+class EpochStats:
+    """One epoch of a training loop fed by a loader.  Per step: ``wait_ms``
+    (the accelerator idle, waiting for data) and ``step_ms`` (wait + compute).
+    ``bubble_fraction`` = total wait / epoch wall time."""
+
+    depth: int
+    steps: int
+    epoch_s: float
+    wait_ms: np.ndarray = field(repr=False)
+    step_ms: np.ndarray = field(repr=False)
+
+    @property
+    def bubble_fraction(self) -> float:
+        return float(self.wait_ms.sum() / 1e3 / self.epoch_s) if self.epoch_s > 0 else 0.0
+
+    def percentiles(self) -> dict[str, float]:
+        """Step time P50/P99/max in ms."""
+        s = self.step_ms
+        return {"p50": float(np.percentile(s, 50)), "p99": float(np.percentile(s, 99)), "max": float(s.max())}
+
+
+def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loader_cls: Any = None) -> EpochStats:
+    """Runs one epoch: ``for batch in loader: step(batch)``, with the wait
+    for each batch timed apart from the step.  ``loader_cls(source, depth)``
+    defaults to :class:`PrefetchLoader` (the exercise passes its own)."""
+    cls = PrefetchLoader if loader_cls is None else loader_cls
+    loader = cls(source, depth)
+    waits: list[float] = []
+    steps: list[float] = []
+    t_start = time.perf_counter()
+    it = iter(loader)
+    try:
+        while True:
+            t0 = time.perf_counter()
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            t1 = time.perf_counter()
+            step(batch)
+            t2 = time.perf_counter()
+            waits.append(t1 - t0)
+            steps.append(t2 - t0)
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+    epoch_s = time.perf_counter() - t_start
+    return EpochStats(int(depth), len(steps), epoch_s, np.array(waits) * 1e3, np.array(steps) * 1e3)
+
+
+def depth_sweep(source: Iterable[Any], depths: Iterable[int], step: SimulatedStep, *,
+                loader_cls: Any = None) -> dict[int, EpochStats]:
+    """One epoch per prefetch depth, in the order given."""
+    return {d: train_epoch(source, d, step, loader_cls=loader_cls) for d in depths}
+
+
+def torch_epoch(source: HeavyTailSource, step: SimulatedStep, *, num_workers: int = 2,
+                prefetch_factor: int = 2) -> EpochStats | None:
+    """The same epoch through ``torch.utils.data.DataLoader`` (``batch_size=
+    None``: one item per step, workers reading ahead ``prefetch_factor``
+    items each).  None when torch is not installed."""
+    try:
+        from torch.utils.data import DataLoader
+    except ImportError:
+        return None
+    num_workers = int_arg(num_workers, "num_workers", minimum=1)
+
+    def make(src: Any, depth: int) -> Any:
+        return DataLoader(src, batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor)
+
+    stats = train_epoch(source, num_workers * prefetch_factor, step, loader_cls=make)
+    return stats
