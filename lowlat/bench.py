@@ -436,6 +436,12 @@ KEYS: dict[str, tuple[str, str]] = {
     "page_fault_ns": ("ns", "first touch of a fresh 4 KiB page"),
     "prefaulted_touch_ns": ("ns", "touch of an already-mapped page"),
     "page_faults_counted": ("faults", "minor faults seen by getrusage in that test"),
+    "batch_vs_row_speedup": ("x", "numpy row norms: one call per row / one call for all"),
+    "ffi_call_ns": ("ns", "one bare cffi call into the core (ll_hist_record)"),
+    "ffi_batched_item_ns": ("ns", "per item of one batched call (record_many)"),
+    "prefetch_bubble_fraction_depth0": ("fraction", "accelerator idle share of an epoch, no prefetch"),
+    "prefetch_bubble_fraction_best": ("fraction", "the same, best prefetch depth"),
+    "prefetch_best_depth": ("", "the depth that gave it"),
     "cpus": ("", "online CPUs"),
     "pinned": ("", "1 if the two-thread runs were pinned"),
     "spin": ("", "1 if the waits spun, 0 if they yielded"),
@@ -453,7 +459,7 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
     say = progress or (lambda s: None)
     t_start = time.perf_counter()
     reps = 3 if quick else 7
-    steps = 9
+    steps = 10
     r: dict[str, float] = {}
     pin_cpus = bench_cpus()
     pinned = pin_cpus[0] >= 0
@@ -536,9 +542,32 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
     pf = page_faults(4096 if quick else 16384)
     r.update(page_fault_ns=pf.first_touch_ns, prefaulted_touch_ns=pf.prefaulted_ns, page_faults_counted=pf.minor_faults)
 
+    say(f"[10/{steps}] training: batching, calls into C, prefetching")
+    r.update(_training(quick, reps))
+
     r.update(cpus=cpu_count(), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick))
     r["bench_seconds"] = time.perf_counter() - t_start
     return {k: float(r[k]) for k in KEYS}
+
+
+def _training(quick: bool, reps: int) -> dict[str, float]:
+    """Chapter 06's figures: batching at two levels and the prefetch sweep."""
+    from lowlat.train import batching, loader
+
+    norms = batching.compare_row_norms(1000 if quick else 2000, 256, repeats=reps)
+    if not norms.equal:
+        raise AssertionError(f"batched row norms differ from per-row ones (max relative {norms.max_rel_diff:.2e})")
+    ffi_c = batching.ffi_costs(50_000 if quick else 100_000, repeats=reps)
+    src = loader.HeavyTailSource(n=150 if quick else 300)
+    depths = (0, 4, 16) if quick else (0, 1, 2, 4, 8, 16, 32)
+    sweep = loader.depth_sweep(src, depths, loader.SimulatedStep(2.0))
+    best = min((d for d in depths if d > 0), key=lambda d: sweep[d].bubble_fraction)
+    return {
+        "batch_vs_row_speedup": norms.speedup, "ffi_call_ns": ffi_c.call_ns,
+        "ffi_batched_item_ns": ffi_c.batched_item_ns,
+        "prefetch_bubble_fraction_depth0": sweep[0].bubble_fraction,
+        "prefetch_bubble_fraction_best": sweep[best].bubble_fraction, "prefetch_best_depth": best,
+    }
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -546,6 +575,8 @@ def _fmt(value: float, unit: str) -> str:
         return f"{value / 1e6:,.1f} M/s"
     if unit == "x":
         return f"{value:,.2f} x"
+    if unit == "fraction":
+        return f"{value * 100:,.1f} %"
     if unit in ("", "faults"):
         return f"{value:,.0f}"
     if unit == "s":

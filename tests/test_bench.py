@@ -18,6 +18,8 @@ ISSUE_KEYS = [
     "spsc_items_per_s", "spsc_rtt_ns", "spsc_padded_vs_unpadded", "spsc_cached_vs_uncached",
     "spsc_batch_items_per_s", "py_queue_items_per_s", "py_simplequeue_items_per_s", "spsc_c_batch_items_per_s",
     "hist_record_ns", "clock_read_ns", "tsc_read_ns", "c2c_one_way_ns",
+    "batch_vs_row_speedup", "ffi_call_ns", "ffi_batched_item_ns", "prefetch_bubble_fraction_depth0",
+    "prefetch_bubble_fraction_best",
 ]
 
 
@@ -90,6 +92,6 @@ def test_cli_bench_quick_writes_every_key(tmp_path: Path) -> None:
     assert not missing, f"bench JSON lacks {missing}"
     assert set(data) == set(bench.KEYS)
     assert all(isinstance(v, (int, float)) for v in data.values())
-    assert "[9/9] page faults" in res.stderr  # progress goes to stderr
+    assert "[9/10] page faults" in res.stderr and "[10/10] training" in res.stderr  # progress goes to stderr
     for k in ISSUE_KEYS:
         assert k in res.stdout  # and every key is in the table

@@ -1,0 +1,231 @@
+"""lowlat.train: the loader's contract (order, errors, stopping, threads),
+the simulations against closed forms and published figures, and argument
+checks.  Timing assertions only compare two things measured in one run."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from lowlat.train import batching, checkpoint, loader, roofline, stragglers
+from lowlat.train.loader import HeavyTailSource, PrefetchLoader
+
+
+def _wait_threads(baseline: int, timeout_s: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while threading.active_count() > baseline:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+# ---- the source and the loader ----------------------------------------------------------
+
+
+def test_source_is_seeded_and_checked() -> None:
+    a, b = HeavyTailSource(n=1000, seed=3), HeavyTailSource(n=1000, seed=3)
+    assert np.array_equal(a.read_times_s(), b.read_times_s())
+    t = a.read_times_s()
+    stalls = t > a.stall_ms / 1e3
+    assert 0.005 < stalls.mean() < 0.04  # stall_prob 0.02
+    assert abs(np.median(t[~stalls]) * 1e3 - a.median_ms) < 0.1
+    fast = HeavyTailSource(n=5, median_ms=0, stall_prob=0)
+    assert [int(x[0]) for x in fast] == [0, 1, 2, 3, 4] and len(fast) == 5
+    with pytest.raises(ValueError, match=r"stall_prob must be in \[0, 1\], got 2"):
+        HeavyTailSource(stall_prob=2)
+    with pytest.raises(ValueError, match="median_ms must be >= 0"):
+        HeavyTailSource(median_ms=-1)
+    with pytest.raises(ValueError, match="index must be <= 4, got 5"):
+        fast[5]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 100])
+def test_loader_keeps_order_and_counts(depth: int) -> None:
+    ld = PrefetchLoader(range(500), depth)
+    assert list(ld) == list(range(500))
+    assert ld.produced == ld.consumed == 500
+    assert list(ld) == list(range(500))  # a second epoch
+    assert not ld.running
+
+
+def test_loader_bad_depth() -> None:
+    with pytest.raises(ValueError, match="depth must be >= 0, got -1"):
+        PrefetchLoader([], -1)
+    with pytest.raises(TypeError, match="depth must be an integer, got float 1.5"):
+        PrefetchLoader([], 1.5)
+
+
+def _failing():
+    yield 1
+    yield 2
+    raise KeyError("record 3 is corrupt")
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_loader_reraises_the_producers_exception_with_its_traceback(depth: int) -> None:
+    baseline = threading.active_count()
+    got = []
+    with pytest.raises(KeyError, match="record 3 is corrupt") as info:
+        for x in PrefetchLoader(_failing(), depth):
+            got.append(x)
+    assert got == [1, 2]
+    assert any(entry.name == "_failing" for entry in info.traceback)
+    assert _wait_threads(baseline)
+
+
+def test_break_and_close_stop_the_producer() -> None:
+    baseline = threading.active_count()
+    reads = []
+
+    def endless():
+        i = 0
+        while True:
+            reads.append(i)
+            yield i
+            i += 1
+
+    for x in PrefetchLoader(endless(), 4):
+        if x == 10:
+            break
+    assert _wait_threads(baseline), "the producer outlived an early break"
+    n = len(reads)
+    assert n <= 11 + 4 + 1  # bounded read-ahead
+    time.sleep(0.1)
+    assert len(reads) == n
+
+    ld = PrefetchLoader(endless(), 2)
+    it = iter(ld)
+    assert [next(it) for _ in range(3)] == [0, 1, 2]
+    assert ld.running
+    ld.close()
+    assert not ld.running and _wait_threads(baseline)
+    with PrefetchLoader(range(100), 3) as ld2:
+        next(iter(ld2))
+    assert _wait_threads(baseline)
+
+
+def test_prefetch_hides_read_stalls_same_run() -> None:
+    src = HeavyTailSource(n=120, median_ms=0.5, stall_prob=0.05, stall_ms=8, seed=1)
+    step = loader.SimulatedStep(1.0)
+    res = loader.depth_sweep(src, [0, 16], step)
+    assert res[0].steps == res[16].steps == 120
+    assert res[0].wait_ms.shape == res[0].step_ms.shape == (120,)
+    assert np.all(res[0].step_ms >= res[0].wait_ms)
+    # Measured here: ~0.35 vs ~0.01; the margin allows for a very noisy machine.
+    assert res[16].bubble_fraction < res[0].bubble_fraction
+    assert set(res[0].percentiles()) == {"p50", "p99", "max"}
+
+
+def test_torch_epoch_says_none_without_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert loader.torch_epoch(HeavyTailSource(n=3), loader.SimulatedStep(0.5)) is None
+    else:  # pragma: no cover - only where torch is installed
+        stats = loader.torch_epoch(HeavyTailSource(n=20, seed=2), loader.SimulatedStep(0.5))
+        assert stats is not None and stats.steps == 20
+
+
+# ---- batching ---------------------------------------------------------------------------------
+
+
+def test_batched_norms_equal_per_row_and_are_faster_same_run() -> None:
+    r = batching.compare_row_norms(400, 64, repeats=3)
+    assert r.equal and r.max_rel_diff < 1e-12
+    assert r.speedup > 1.5  # measured here ~9x
+    with pytest.raises(ValueError, match="rows must be >= 1"):
+        batching.compare_row_norms(0)
+
+
+def test_ffi_costs_and_sweep_same_run() -> None:
+    f = batching.ffi_costs(20_000, repeats=3)
+    assert f.call_ns > 0 and f.c_item_ns > 0
+    assert f.batched_item_ns < f.call_ns  # one crossing for all beats one per item (measured here ~30x)
+    s = batching.batch_sweep(sizes=(1, 64, 4096), total=8192, repeats=2)
+    assert list(s.sizes) == [1, 64, 4096]
+    assert s.item_ns[0] > s.item_ns[-1]
+    assert s.knee in (64, 4096)
+    with pytest.raises(ValueError, match="total must be >= 4096"):
+        batching.batch_sweep(sizes=(4096,), total=100)
+
+
+# ---- roofline -----------------------------------------------------------------------------------
+
+
+def test_roofline_places_kernels() -> None:
+    roof = roofline.measure(matmul_sizes=(32, 256), vector_n=1_000_000, repeats=2)
+    assert roof.peak_flops > 0 and roof.bandwidth > 0
+    names = [k.name for k in roof.kernels]
+    assert names == ["vector add", "reduction (sum)", "matmul 32", "matmul 256"]
+    add = roof.kernels[0]
+    assert math.isclose(add.intensity, 1 / 24) and roof.bound(add) == "bandwidth-bound"
+    assert math.isclose(roof.kernels[3].intensity, 256 / 12)
+    assert "bandwidth-bound" in roof.table()
+    o = roofline.out_vs_temporaries(100_000, repeats=3)
+    assert o.equal and o.temp_ms > 0 and o.out_ms > 0
+
+
+# ---- stragglers ------------------------------------------------------------------------------
+
+
+def test_fan_out_probability_matches_the_published_figure() -> None:
+    assert round(stragglers.slow_step_probability(100, 0.01), 2) == 0.63
+    fo = stragglers.fan_out((1, 100, 1000), steps=5000)
+    assert abs(fo.slow_share[1] - 0.634) < 0.03
+    assert fo.slow_share[2] > 0.99
+    assert fo.p50[0] < fo.p50[1] < fo.p50[2]
+    model = stragglers.WorkerModel()
+    assert fo.p50[2] > model.percentile(99)  # the step's median passes one worker's P99
+
+
+def test_backup_workers_cut_the_tail() -> None:
+    plain = stragglers.simulate_steps(100, 4000)
+    three = stragglers.simulate_steps(100, 4000, backups=3)
+    six = stragglers.simulate_steps(100, 4000, backups=6)
+    # ~1 slow worker per step among 100: 3 spares fix the median, 6 the P99 too.
+    assert np.percentile(three, 50) < np.percentile(plain, 50) / 2
+    assert np.percentile(six, 99) < np.percentile(plain, 99) / 2
+    with pytest.raises(ValueError, match="backups must be >= 0"):
+        stragglers.simulate_steps(10, backups=-1)
+    with pytest.raises(ValueError, match=r"slow_prob must be in \[0, 1\]"):
+        stragglers.WorkerModel(slow_prob=1.5)
+
+
+@pytest.mark.slow
+def test_real_synchronous_steps_wait_for_the_slowest() -> None:
+    model = stragglers.WorkerModel(base_ms=1.0, slow_prob=0.0)
+    run = stragglers.run_sync_steps(3, 30, model, slow_worker=1, slow_factor=4.0)
+    assert run.worker_ms.shape == (3, 30) and run.step_ms.shape == (30,)
+    # The injected straggler is the slowest in (nearly) every step, and every step waited for it.
+    assert np.mean(run.worker_ms.argmax(axis=0) == 1) > 0.9
+    assert np.median(run.step_ms) >= np.median(run.worker_ms[1]) * 0.95
+    with pytest.raises(ValueError, match="slow_worker must be <= 2"):
+        stragglers.run_sync_steps(3, 5, slow_worker=3)
+
+
+# ---- checkpointing ------------------------------------------------------------------------------
+
+
+def test_young_and_daly_match_dalys_figures() -> None:
+    assert round(checkpoint.young_interval(5, 24 * 60)) == 120
+    assert round(checkpoint.daly_interval(5, 24 * 60)) == 117
+    assert round(checkpoint.daly_interval(5, 6 * 60)) == 57
+    assert checkpoint.daly_interval(100, 40) == 40  # C >= 2M: checkpoint every M
+    with pytest.raises(ValueError, match="mtbf must be > 0"):
+        checkpoint.young_interval(5, 0)
+
+
+def test_simulation_agrees_with_the_closed_form_and_finds_the_optimum() -> None:
+    c, m = 5.0, 24 * 60.0
+    sim = checkpoint.simulate_goodput(120, c, m, work=200_000, runs=50)
+    assert abs(sim.mean() - checkpoint.expected_goodput(120, c, m)) < 0.005
+    sw = checkpoint.sweep(c, m, work=30 * 24 * 60, runs=200)
+    assert sw.daly / 1.6 < sw.best < sw.daly * 1.6
+    assert np.all(sw.goodput_lo <= sw.goodput) and np.all(sw.goodput <= sw.goodput_hi)
+    best_expected = sw.intervals[np.argmax(sw.expected)]
+    assert sw.daly / 1.2 < best_expected < sw.daly * 1.2
