@@ -23,81 +23,14 @@
 #include "ll_arch.h"
 #include "pool_inline.h"
 #include "spsc_inline.h"
+#include "ll_util.h"
 
 /* ---- small helpers -------------------------------------------------------- */
-
-/* xorshift64*: a fast, seedable generator; quality is ample for picking
- * sizes and victims. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
-static void wait_once(int policy, unsigned *spins)
-{
-    if (policy == LL_WAIT_YIELD || (policy == LL_WAIT_SPIN_YIELD && ++*spins > 100)) {
-        sched_yield();
-        return;
-    }
-    ll_cpu_relax();
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
-}
-
-/* Two threads started together: each pins itself (if asked), checks in,
- * and waits for the gate; the caller opens it and notes the start time. */
-struct duo {
-    atomic_int ready;
-    atomic_int go;    /* 1: start, -1: abandon (the partner thread never came) */
-    uint64_t t_start;
-};
-
-/* Returns 1 when the run starts, 0 when it is abandoned. */
-static int duo_arrive(struct duo *d)
-{
-    /* release/acquire: the thread's setup happens before the opener's start
-     * stamp; the opener's writes happen before the thread's work. */
-    atomic_fetch_add_explicit(&d->ready, 1, memory_order_release);
-    int go;
-    while ((go = atomic_load_explicit(&d->go, memory_order_acquire)) == 0)
-        sched_yield(); /* yield: the gate may be shared with the opener's CPU */
-    return go > 0;
-}
-
-static void duo_open(struct duo *d, int threads)
-{
-    while (atomic_load_explicit(&d->ready, memory_order_acquire) < threads)
-        sched_yield();
-    d->t_start = ll_now_ns();
-    atomic_store_explicit(&d->go, 1, memory_order_release); /* publish t_start and the setup */
-}
-
-static int pin_if(int cpu) { return cpu >= 0 ? ll_pin_self(cpu) : 1; }
-
-static int run_pair(void *(*fa)(void *), void *a, void *(*fb)(void *), void *b, struct duo *d)
-{
-    pthread_t ta, tb;
-    if (pthread_create(&ta, NULL, fa, a) != 0)
-        return LL_ESYS;
-    if (pthread_create(&tb, NULL, fb, b) != 0) {
-        /* Its partner never comes: tell the first thread to return at once. */
-        atomic_store_explicit(&d->go, -1, memory_order_release);
-        pthread_join(ta, NULL);
-        return LL_ESYS;
-    }
-    duo_open(d, 2);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    return LL_OK;
 }
 
 /* ---- allocation ------------------------------------------------------------ */
@@ -122,13 +55,13 @@ ll_heap_frag *ll_heap_fragment(size_t blocks, size_t min_size, size_t max_size, 
     f->n = blocks;
     uint64_t s = seed;
     for (size_t i = 0; i < blocks; i++) {
-        size_t sz = min_size + (size_t)(rng_next(&s) % (max_size - min_size + 1));
+        size_t sz = min_size + (size_t)(ll_rng_next(&s) % (max_size - min_size + 1));
         f->blocks[i] = malloc(sz);
         if (f->blocks[i])
             memset(f->blocks[i], 1, sz < 64 ? sz : 64);
     }
     for (size_t i = 0; i < blocks; i++)
-        if (rng_next(&s) & 1) {
+        if (ll_rng_next(&s) & 1) {
             free(f->blocks[i]);
             f->blocks[i] = NULL;
         }
@@ -188,8 +121,8 @@ int ll_bench_alloc(const ll_alloc_bench_cfg *cfg, ll_hist *per_op_ns, ll_alloc_b
     }
     uint64_t s = cfg->seed;
     for (uint64_t i = 0; i < cfg->ops; i++) {
-        ops[i].victim = (uint32_t)(rng_next(&s) % cfg->live);
-        ops[i].size = (uint32_t)(cfg->min_size + rng_next(&s) % (cfg->max_size - cfg->min_size + 1));
+        ops[i].victim = (uint32_t)(ll_rng_next(&s) % cfg->live);
+        ops[i].size = (uint32_t)(cfg->min_size + ll_rng_next(&s) % (cfg->max_size - cfg->min_size + 1));
     }
     for (size_t i = 0; i < cfg->live; i++) {
         ws[i] = pool ? ll_pool_alloc_inline(pool) : malloc(ops[i % cfg->ops].size);
@@ -263,7 +196,7 @@ struct spsc_side {
     ll_spsc *q;       /* throughput: the ring; rtt: the ring this side pushes to */
     ll_spsc *back;    /* rtt: the ring this side pops from */
     const ll_spsc_bench_cfg *cfg;
-    struct duo *duo;
+    struct ll_duo *duo;
     uint64_t *buf;    /* batch buffer (batch records), allocated by the caller */
     uint64_t waits;
     uint64_t errors;
@@ -277,8 +210,8 @@ static void *tp_producer(void *arg)
 {
     struct spsc_side *s = arg;
     const ll_spsc_bench_cfg *c = s->cfg;
-    s->pinned = pin_if(c->producer_cpu);
-    if (!duo_arrive(s->duo))
+    s->pinned = ll_pin_if(c->producer_cpu);
+    if (!ll_duo_arrive(s->duo))
         return NULL;
     uint64_t waits = 0;
     unsigned spins = 0;
@@ -287,7 +220,7 @@ static void *tp_producer(void *arg)
             spins = 0;
             while (!ll_spsc_try_push_u64(s->q, i)) {
                 waits++;
-                wait_once(c->wait, &spins);
+                ll_wait_once(c->wait, &spins);
             }
         }
     } else {
@@ -302,7 +235,7 @@ static void *tp_producer(void *arg)
                 size_t m = ll_spsc_push_many_inline(s->q, s->buf + done, n - done);
                 if (m == 0) {
                     waits++;
-                    wait_once(c->wait, &spins);
+                    ll_wait_once(c->wait, &spins);
                 }
                 done += m;
             }
@@ -317,8 +250,8 @@ static void *tp_consumer(void *arg)
 {
     struct spsc_side *s = arg;
     const ll_spsc_bench_cfg *c = s->cfg;
-    s->pinned = pin_if(c->consumer_cpu);
-    if (!duo_arrive(s->duo))
+    s->pinned = ll_pin_if(c->consumer_cpu);
+    if (!ll_duo_arrive(s->duo))
         return NULL;
     uint64_t waits = 0, errors = 0, expect = 1;
     unsigned spins = 0;
@@ -328,7 +261,7 @@ static void *tp_consumer(void *arg)
             spins = 0;
             while (!ll_spsc_try_pop_u64(s->q, &v)) {
                 waits++;
-                wait_once(c->wait, &spins);
+                ll_wait_once(c->wait, &spins);
             }
             errors += v != i;
         }
@@ -337,7 +270,7 @@ static void *tp_consumer(void *arg)
             size_t m = ll_spsc_pop_many_inline(s->q, s->buf, c->batch);
             if (m == 0) {
                 waits++;
-                wait_once(c->wait, &spins);
+                ll_wait_once(c->wait, &spins);
                 continue;
             }
             spins = 0;
@@ -367,7 +300,7 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
         return LL_EINVAL;
     memset(out, 0, sizeof *out);
     ll_spsc *q = ll_spsc_create(cfg->capacity, sizeof(uint64_t), cfg->flags);
-    struct duo duo;
+    struct ll_duo duo;
     memset(&duo, 0, sizeof duo);
     struct spsc_side prod, cons;
     memset(&prod, 0, sizeof prod);
@@ -382,7 +315,7 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
     if (!q || (cfg->batch && (!prod.buf || !cons.buf))) {
         rc = LL_ENOMEM;
     } else {
-        rc = run_pair(tp_producer, &prod, tp_consumer, &cons, &duo);
+        rc = ll_run_pair(tp_producer, &prod, tp_consumer, &cons, &duo);
     }
     if (rc == LL_OK) {
         out->seconds = (double)(cons.t_end - duo.t_start) / 1e9;
@@ -405,8 +338,8 @@ static void *rtt_pinger(void *arg)
 {
     struct spsc_side *s = arg;
     const ll_spsc_bench_cfg *c = s->cfg;
-    s->pinned = pin_if(c->producer_cpu);
-    if (!duo_arrive(s->duo))
+    s->pinned = ll_pin_if(c->producer_cpu);
+    if (!ll_duo_arrive(s->duo))
         return NULL;
     double tpn = ll_tsc_ticks_per_ns();
     uint64_t waits = 0, errors = 0;
@@ -416,13 +349,13 @@ static void *rtt_pinger(void *arg)
         unsigned spins = 0;
         while (!ll_spsc_try_push_u64(s->q, i)) {
             waits++;
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
         }
         uint64_t v;
         spins = 0;
         while (!ll_spsc_try_pop_u64(s->back, &v)) {
             waits++;
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
         }
         uint64_t b = tpn > 0.0 ? ll_tsc_now_ordered() : ll_now_ns();
         errors += v != i;
@@ -439,8 +372,8 @@ static void *rtt_ponger(void *arg)
 {
     struct spsc_side *s = arg;
     const ll_spsc_bench_cfg *c = s->cfg;
-    s->pinned = pin_if(c->consumer_cpu);
-    if (!duo_arrive(s->duo))
+    s->pinned = ll_pin_if(c->consumer_cpu);
+    if (!ll_duo_arrive(s->duo))
         return NULL;
     uint64_t waits = 0;
     for (uint64_t i = 1; i <= c->items; i++) {
@@ -448,12 +381,12 @@ static void *rtt_ponger(void *arg)
         unsigned spins = 0;
         while (!ll_spsc_try_pop_u64(s->back, &v)) {
             waits++;
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
         }
         spins = 0;
         while (!ll_spsc_try_push_u64(s->q, v)) {
             waits++;
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
         }
     }
     s->waits = waits;
@@ -468,7 +401,7 @@ int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_ben
     memset(out, 0, sizeof *out);
     ll_spsc *there = ll_spsc_create(cfg->capacity, sizeof(uint64_t), cfg->flags);
     ll_spsc *back = ll_spsc_create(cfg->capacity, sizeof(uint64_t), cfg->flags);
-    struct duo duo;
+    struct ll_duo duo;
     memset(&duo, 0, sizeof duo);
     struct spsc_side ping, pong;
     memset(&ping, 0, sizeof ping);
@@ -483,7 +416,7 @@ int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_ben
     if (!there || !back)
         rc = LL_ENOMEM;
     else
-        rc = run_pair(rtt_pinger, &ping, rtt_ponger, &pong, &duo);
+        rc = ll_run_pair(rtt_pinger, &ping, rtt_ponger, &pong, &duo);
     if (rc == LL_OK) {
         out->seconds = (double)ping.rtt_total_ns / 1e9;
         out->items_per_s = out->seconds > 0 ? (double)cfg->items / out->seconds : 0.0;
@@ -506,15 +439,15 @@ struct c2c {
     alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t flag;
     alignas(LL_FALSE_SHARING_RANGE) uint64_t round_trips;
     int cpu_a, cpu_b, wait;
-    struct duo duo;
+    struct ll_duo duo;
     uint64_t t_end;
 };
 
 static void *c2c_a(void *arg)
 {
     struct c2c *c = arg;
-    pin_if(c->cpu_a);
-    if (!duo_arrive(&c->duo))
+    ll_pin_if(c->cpu_a);
+    if (!ll_duo_arrive(&c->duo))
         return NULL;
     unsigned spins = 0;
     for (uint64_t i = 0; i < c->round_trips; i++) {
@@ -522,7 +455,7 @@ static void *c2c_a(void *arg)
          * cost on x86 and keeps the hand-off correct everywhere. */
         atomic_store_explicit(&c->flag, 2 * i + 1, memory_order_release);
         while (atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 2)
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
     }
     c->t_end = ll_now_ns();
     return NULL;
@@ -531,13 +464,13 @@ static void *c2c_a(void *arg)
 static void *c2c_b(void *arg)
 {
     struct c2c *c = arg;
-    pin_if(c->cpu_b);
-    if (!duo_arrive(&c->duo))
+    ll_pin_if(c->cpu_b);
+    if (!ll_duo_arrive(&c->duo))
         return NULL;
     unsigned spins = 0;
     for (uint64_t i = 0; i < c->round_trips; i++) {
         while (atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 1)
-            wait_once(c->wait, &spins);
+            ll_wait_once(c->wait, &spins);
         atomic_store_explicit(&c->flag, 2 * i + 2, memory_order_release); /* answer */
     }
     return NULL;
@@ -557,7 +490,7 @@ double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
     c->cpu_a = cpu_a;
     c->cpu_b = cpu_b;
     c->wait = wait;
-    int rc = run_pair(c2c_a, c, c2c_b, c, &c->duo);
+    int rc = ll_run_pair(c2c_a, c, c2c_b, c, &c->duo);
     double r = rc == LL_OK ? (double)(c->t_end - c->duo.t_start) / (2.0 * (double)round_trips) : rc;
     free(c);
     return r;
@@ -569,7 +502,7 @@ struct mutex_arg {
     pthread_mutex_t *m;
     uint64_t iterations;
     int cpu;
-    struct duo *duo;
+    struct ll_duo *duo;
     volatile uint64_t *shared;
     uint64_t t_end;
 };
@@ -577,8 +510,8 @@ struct mutex_arg {
 static void *mutex_worker(void *arg)
 {
     struct mutex_arg *a = arg;
-    pin_if(a->cpu);
-    if (!duo_arrive(a->duo))
+    ll_pin_if(a->cpu);
+    if (!ll_duo_arrive(a->duo))
         return NULL;
     for (uint64_t i = 0; i < a->iterations; i++) {
         pthread_mutex_lock(a->m);
@@ -605,11 +538,11 @@ double ll_bench_mutex(uint64_t iterations, int contended, int cpu_a, int cpu_b)
         }
         r = (double)(ll_now_ns() - t0) / (double)iterations;
     } else {
-        struct duo duo;
+        struct ll_duo duo;
         memset(&duo, 0, sizeof duo);
         struct mutex_arg a = {&m, iterations, cpu_a, &duo, &shared, 0};
         struct mutex_arg b = {&m, iterations, cpu_b, &duo, &shared, 0};
-        int rc = run_pair(mutex_worker, &a, mutex_worker, &b, &duo);
+        int rc = ll_run_pair(mutex_worker, &a, mutex_worker, &b, &duo);
         uint64_t end = a.t_end > b.t_end ? a.t_end : b.t_end;
         r = rc == LL_OK ? (double)(end - duo.t_start) / (double)iterations : rc;
     }
@@ -658,7 +591,7 @@ double ll_bench_chase(size_t bytes, uint64_t steps, uint64_t seed)
         order[i] = (uint32_t)i;
     uint64_t s = seed;
     for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)(rng_next(&s) % i);
+        size_t j = (size_t)(ll_rng_next(&s) % i);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -730,7 +663,7 @@ double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed)
     uint64_t s = seed;
     /* Values spread over 4 decades, like latencies: 2^(8..22) ns. */
     for (int i = 0; i < N_VALUES; i++) {
-        uint64_t r = rng_next(&s);
+        uint64_t r = ll_rng_next(&s);
         values[i] = ((r & 0xffff) + 1) << (8 + (r >> 60) % 14) >> 8;
         if (values[i] > h->highest_trackable)
             values[i] = h->highest_trackable;

@@ -44,7 +44,8 @@ void ll_heap_fragment_release(ll_heap_frag *f);
 enum ll_wait_policy {
     LL_WAIT_SPIN = 0,       /* busy-wait with the CPU's pause hint */
     LL_WAIT_YIELD = 1,      /* sched_yield() on every failed attempt */
-    LL_WAIT_SPIN_YIELD = 2  /* spin 100 times, then yield */
+    LL_WAIT_SPIN_YIELD = 2, /* spin 100 times, then yield */
+    LL_WAIT_SLEEP = 3       /* nanosleep(1 us) (the pipeline only; the bench loops refuse it) */
 };
 
 typedef struct {

@@ -7,6 +7,7 @@ The declarations given to cffi are the public headers of ``csrc/`` themselves
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -17,8 +18,11 @@ CSRC = ROOT / "csrc"
 
 # Public headers, in dependency order.  Internal headers (*_inline.h,
 # ll_arch.h) hold inline code and are not part of the Python-visible API.
-PUBLIC_HEADERS = ["ll_common.h", "clock.h", "affinity.h", "perfcount.h", "pool.h", "spsc.h", "hist.h", "bench.h"]
-SOURCES = ["clock.c", "affinity.c", "perfcount.c", "pool.c", "spsc.c", "hist.c", "bench.c"]
+PUBLIC_HEADERS = ["ll_common.h", "clock.h", "affinity.h", "perfcount.h", "pool.h", "spsc.h", "hist.h", "bench.h",
+                  "pipeline.h"]
+SOURCES = ["clock.c", "affinity.c", "perfcount.c", "pool.c", "spsc.c", "hist.c", "bench.c", "pipeline.c"]
+# `#define NAME 123` lines are kept: cffi understands integer constants.
+INT_DEFINE = re.compile(r"^#define\s+[A-Z_][A-Z0-9_]*\s+\d+\b")
 
 
 def cdef_text() -> str:
@@ -28,6 +32,8 @@ def cdef_text() -> str:
         for line in (CSRC / name).read_text().splitlines():
             if not line.lstrip().startswith("#"):
                 lines.append(line)
+            elif INT_DEFINE.match(line):
+                lines.append(line.split("/*")[0].rstrip())
     return "\n".join(lines)
 
 

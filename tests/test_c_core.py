@@ -62,3 +62,19 @@ def test_relaxed_publish_is_reported_by_thread_sanitizer() -> None:
     tsan = relaxed_publish_demo(sanitize=True, items=100_000)
     assert "WARNING: ThreadSanitizer: data race" in tsan.stderr
     assert "ll_spsc_try_pop_u64" in tsan.stderr and "ll_spsc_try_push_u64" in tsan.stderr
+
+
+@pytest.mark.parametrize("sanitizer", ["thread", "address,undefined"])
+def test_pipeline_stress_under_sanitizers(cc: str, tmp_path: Path, sanitizer: str) -> None:
+    """Every producer mode, full policy, wait policy and sample mode, with a
+    pool that runs dry: nothing lost, samples in order, no race, no memory
+    error."""
+    exe = build(cc, tmp_path / "pipeline_stress", [str(ROOT / "tests/c/pipeline_stress.c")],
+                ["-O1", "-g", "-fno-omit-frame-pointer", f"-fsanitize={sanitizer}"])
+    env = {"TSAN_OPTIONS": "halt_on_error=1 exitcode=66", "ASAN_OPTIONS": "detect_leaks=1",
+           "UBSAN_OPTIONS": "print_stacktrace=1 halt_on_error=1"}
+    res = _run_sanitized(exe, ["200000"], env, timeout=600)
+    out = res.stdout + res.stderr
+    assert "Sanitizer" not in out and "runtime error" not in out, out[-4000:]
+    assert res.returncode == 0, out[-4000:]
+    assert "OK: 0 errors" in res.stdout

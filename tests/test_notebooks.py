@@ -3,6 +3,7 @@ solutions), and failing with a readable reason on every exercise stub."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,8 +44,11 @@ def test_problems_are_detected(tmp_path: Path) -> None:
 
 
 def _nbval(*args: str) -> subprocess.CompletedProcess:
+    # CI=true: pytest then never truncates an assertion's diff, so the expected
+    # verdicts are in the output wherever this runs.
+    env = dict(os.environ, CI="true")
     return subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env)
 
 
 @pytest.mark.slow

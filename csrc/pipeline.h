@@ -1,0 +1,91 @@
+/* pipeline.h - the course's whole experiment in one call: a producer thread
+ * makes market ticks, an SPSC ring carries them, a consumer thread takes a
+ * feature object from a pool, computes the features (plus optional synthetic
+ * per-stage work), stamps the time and gives the object back.  Every latency
+ * goes into two histograms (from the intended and from the actual send
+ * time) and, bounded, into an array of raw samples for plots.
+ *
+ * Every option the course compares is a field of ll_pipeline_cfg.  Nothing
+ * is lost silently: produced = consumed + dropped_full + dropped_pool.
+ * Ownership: the caller owns the histograms and the sample array; the
+ * pipeline allocates its ring, pool and (in growing mode) its own sample
+ * array, and frees them before returning. */
+#ifndef LL_PIPELINE_H
+#define LL_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+#include "ll_common.h"
+
+enum ll_producer_mode {
+    LL_PRODUCER_CLOSED = 0, /* as fast as the ring allows (the source article) */
+    LL_PRODUCER_OPEN = 1    /* a fixed rate: tick i is due at start + i / rate */
+};
+
+enum ll_full_policy {
+    LL_FULL_WAIT = 0,       /* wait for room (per producer_wait) */
+    LL_FULL_DROP = 1        /* drop the tick and count it */
+};
+
+enum ll_sample_mode {
+    LL_SAMPLES_PREALLOCATED = 0, /* write into the caller's array; keep the first sample_capacity */
+    LL_SAMPLES_GROWING = 1       /* like std::vector::push_back: realloc x2 on the hot path */
+};
+
+#define LL_PIPELINE_STAGES 4 /* parse, features, risk, encode */
+
+typedef struct {
+    uint64_t ticks;           /* ticks the producer makes, >= 1 */
+    int producer_mode;        /* enum ll_producer_mode */
+    double rate_per_s;        /* open loop: ticks per second (> 0) */
+    int full_policy;          /* enum ll_full_policy */
+    int producer_wait;        /* enum ll_wait_policy: waiting for room */
+    int consumer_wait;        /* enum ll_wait_policy: waiting for a tick */
+    int producer_cpu;         /* -1: not pinned */
+    int consumer_cpu;
+    size_t capacity;          /* ring capacity: a power of two >= 2 */
+    size_t pool_blocks;       /* feature objects in the pool, >= 1 */
+    uint64_t hold_ns;         /* each feature object stays in use this long (an order awaiting its
+                                 ack); 0: given back at once.  Little's law: objects in use =
+                                 rate x hold_ns, so a pool smaller than that runs dry */
+    int sample_mode;          /* enum ll_sample_mode */
+    size_t sample_capacity;   /* raw samples kept (the caller's array length) */
+    uint64_t work_ns[LL_PIPELINE_STAGES]; /* synthetic busy work per stage, ns (0: none) */
+} ll_pipeline_cfg;
+
+/* One processed tick, one cache line.  Times are CLOCK_MONOTONIC ns. */
+typedef struct {
+    uint64_t seq;             /* 1, 2, 3 ... in production order */
+    uint64_t intended_ns;     /* when the schedule said to send it (closed loop: when it was made) */
+    uint64_t sent_ns;         /* just before the push that succeeded */
+    uint64_t popped_ns;       /* just after the consumer's pop */
+    uint64_t stage_end_ns[LL_PIPELINE_STAGES]; /* end of parse, features, risk, encode (the last: done) */
+} ll_pipeline_sample;
+
+typedef struct {
+    uint64_t produced;        /* ticks made */
+    uint64_t consumed;        /* ticks fully processed */
+    uint64_t dropped_full;    /* ring full under LL_FULL_DROP */
+    uint64_t dropped_pool;    /* no free feature object */
+    uint64_t samples;         /* raw samples written to the caller's array */
+    uint64_t samples_not_kept;/* processed ticks beyond sample_capacity */
+    uint64_t sample_reallocs; /* growing mode: reallocations on the hot path */
+    uint64_t producer_waits;  /* failed pushes waited on */
+    uint64_t consumer_waits;  /* failed pops waited on */
+    uint64_t late_sends;      /* open loop: sent more than one interval after due */
+    double seconds;           /* start gate to the consumer's last tick */
+    double feature_checksum;  /* sum of computed mid prices (keeps the work honest) */
+    int producer_pinned;      /* ll_pin_self status (0 = pinned), 1 = not asked */
+    int consumer_pinned;
+} ll_pipeline_result;
+
+/* Runs the pipeline.  lat_intended / lat_sent: histograms (ns) of done minus
+ * intended and done minus sent (either may be NULL); samples: an array of
+ * cfg->sample_capacity entries (NULL only when sample_capacity is 0).
+ * LL_OK, LL_EINVAL (a field out of range), LL_ENOMEM, LL_ESYS (threads). */
+int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent,
+                    ll_pipeline_sample *samples, ll_pipeline_result *out);
+
+#endif

@@ -1,0 +1,236 @@
+"""The whole experiment of chapter 05: producer -> SPSC ring -> consumer
+with pooled feature objects and latency stats, run by ``csrc/pipeline.c`` in
+its own two threads.  Python only fills in a :class:`PipelineConfig`
+(validated here, with messages that say what is allowed) and receives
+histograms and a numpy array of raw samples.
+
+Times are in ns.  Two latencies are recorded for every processed tick: from
+the time the schedule said to send it (``intended``: honest under
+coordinated omission) and from the time it was actually pushed (``sent``:
+what a naive benchmark measures).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from lowlat._check import int_arg, power_of_two
+from lowlat._lib import ffi, lib
+from lowlat.affinity import bench_cpus, cpu_count
+from lowlat.errors import check_status
+from lowlat.hist import Histogram
+
+WAITS = {"spin": 0, "yield": 1, "spin_yield": 2, "sleep": 3}
+STAGES = ("parse", "features", "risk", "encode")
+
+# One processed tick, as csrc/pipeline.h lays it out (64 bytes).
+SAMPLE_DTYPE = np.dtype([
+    ("seq", "<u8"), ("intended_ns", "<u8"), ("sent_ns", "<u8"), ("popped_ns", "<u8"),
+    ("stage_end_ns", "<u8", (4,)),
+])
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Every option chapter 05 compares.  Defaults: the best settings
+    (open loop at 200k ticks/s, spin, pinned, preallocated samples).
+
+    - ``producer``: "closed" (as fast as the ring allows) or "open" (``rate``
+      ticks per second on a fixed schedule);
+    - ``when_full``: "wait" (per ``producer_wait``) or "drop" (counted);
+    - ``producer_wait`` / ``consumer_wait``: "spin", "spin_yield", "yield", "sleep";
+    - ``cpus``: (producer, consumer) CPUs, or None for no pinning;
+    - ``samples``: "preallocated" or "growing" (realloc x2 on the hot path);
+    - ``pool_blocks`` feature objects, each held ``hold_ns`` after use;
+    - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode).
+    """
+
+    ticks: int = 200_000
+    producer: str = "open"
+    rate: float = 200_000.0
+    when_full: str = "wait"
+    producer_wait: str = "spin"
+    consumer_wait: str = "spin"
+    cpus: tuple[int, int] | None = (0, 1)
+    capacity: int = 1024
+    pool_blocks: int = 1024
+    hold_ns: int = 0
+    samples: str = "preallocated"
+    sample_capacity: int | None = None  # None: one per tick
+    work_ns: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def validate(self) -> PipelineConfig:
+        """Checks every field; returns self.  Raises ValueError/TypeError
+        that name the field and what is allowed."""
+        int_arg(self.ticks, "ticks", minimum=1, maximum=50_000_000)
+        _choice(self.producer, "producer", ("closed", "open"))
+        if self.producer == "open":
+            if isinstance(self.rate, bool) or not isinstance(self.rate, (int, float)):
+                raise TypeError(f"rate must be a number of ticks per second, got {self.rate!r}")
+            if not (math.isfinite(self.rate) and 0 < self.rate <= 1e9):
+                raise ValueError(f"rate must be in (0, 1e9] ticks per second for an open loop, got {self.rate!r}")
+        _choice(self.when_full, "when_full", ("wait", "drop"))
+        _choice(self.producer_wait, "producer_wait", tuple(WAITS))
+        _choice(self.consumer_wait, "consumer_wait", tuple(WAITS))
+        if self.cpus is not None:
+            if not (isinstance(self.cpus, tuple) and len(self.cpus) == 2):
+                raise TypeError(f"cpus must be a (producer, consumer) pair or None, got {self.cpus!r}")
+            n = cpu_count()
+            for c in self.cpus:
+                int_arg(c, "cpu", minimum=0, maximum=n - 1)
+        power_of_two(self.capacity, "capacity")
+        int_arg(self.pool_blocks, "pool_blocks", minimum=1, maximum=1 << 26)
+        int_arg(self.hold_ns, "hold_ns", minimum=0)
+        _choice(self.samples, "samples", ("preallocated", "growing"))
+        if self.sample_capacity is not None:
+            int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=50_000_000)
+        if len(self.work_ns) != 4:
+            raise ValueError(f"work_ns needs one value per stage {STAGES}, got {self.work_ns!r}")
+        for w in self.work_ns:
+            int_arg(w, "work_ns", minimum=0, maximum=10**9)
+        return self
+
+    @property
+    def kept(self) -> int:
+        return self.ticks if self.sample_capacity is None else int(self.sample_capacity)
+
+    def describe(self) -> str:
+        load = f"open loop {self.rate:,.0f}/s" if self.producer == "open" else "closed loop"
+        pin = f"pinned {self.cpus}" if self.cpus else "unpinned"
+        wait = (self.consumer_wait if self.producer_wait == self.consumer_wait
+                else f"{self.producer_wait}/{self.consumer_wait}")
+        return f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}"
+
+
+def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}")
+
+
+def seed_config(ticks: int = 200_000) -> PipelineConfig:
+    """The source article's settings: closed loop, yield on both sides, no
+    pinning, a sample vector grown on the hot path."""
+    return PipelineConfig(ticks=ticks, producer="closed", producer_wait="yield", consumer_wait="yield", cpus=None,
+                          samples="growing")
+
+
+def best_config(ticks: int = 200_000, rate: float = 200_000.0) -> PipelineConfig:
+    """The best settings for *this* machine: open loop; spinning and pinned
+    to two CPUs when there are two, yielding and unpinned on one CPU (two
+    spinners on one core take turns at scheduler speed)."""
+    cpus = bench_cpus()
+    if cpus[0] < 0 or cpus[0] == cpus[1] or cpu_count() < 2:
+        return PipelineConfig(ticks=ticks, rate=rate, producer_wait="yield", consumer_wait="yield", cpus=None)
+    return PipelineConfig(ticks=ticks, rate=rate, cpus=cpus)
+
+
+@dataclass
+class PipelineResult:
+    """What one run returns.  ``intended`` / ``sent``: latency histograms
+    (ns); ``samples``: the kept raw samples (:data:`SAMPLE_DTYPE`), in
+    processing order."""
+
+    config: PipelineConfig
+    produced: int
+    consumed: int
+    dropped_full: int
+    dropped_pool: int
+    samples_not_kept: int
+    sample_reallocs: int
+    producer_waits: int
+    consumer_waits: int
+    late_sends: int
+    seconds: float
+    pinned: bool
+    intended: Histogram = field(repr=False)
+    sent: Histogram = field(repr=False)
+    samples: np.ndarray = field(repr=False)
+
+    @property
+    def lost(self) -> int:
+        """Ticks unaccounted for: always 0 (produced = consumed + dropped)."""
+        return self.produced - self.consumed - self.dropped_full - self.dropped_pool
+
+    @property
+    def latency_ns(self) -> np.ndarray:
+        """Per kept sample: done - intended (ns)."""
+        return (self.samples["stage_end_ns"][:, 3] - self.samples["intended_ns"]).astype(np.int64)
+
+    @property
+    def latency_sent_ns(self) -> np.ndarray:
+        """Per kept sample: done - sent (ns)."""
+        return (self.samples["stage_end_ns"][:, 3] - self.samples["sent_ns"]).astype(np.int64)
+
+    def stage_ns(self) -> dict[str, np.ndarray]:
+        """Per-stage durations of the kept samples (ns), in pipeline order:
+        queue (sent -> popped), parse, features, risk, encode; the input of
+        :meth:`lowlat.budget.Budget.report`."""
+        s = self.samples
+        ends = s["stage_end_ns"].astype(np.int64)
+        out = {"queue": (s["popped_ns"].astype(np.int64) - s["sent_ns"].astype(np.int64))}
+        prev = s["popped_ns"].astype(np.int64)
+        for i, name in enumerate(STAGES):
+            out[name] = ends[:, i] - prev
+            prev = ends[:, i]
+        return out
+
+    def summary(self, which: str = "intended") -> dict[str, float]:
+        """P50/P99/P99.9/max (ns) of one of the two latencies."""
+        h = self.intended if which == "intended" else self.sent
+        return {"p50": h.percentile(50), "p99": h.percentile(99), "p99.9": h.percentile(99.9), "max": h.max}
+
+    def row(self, label: str) -> str:
+        """One line of the chapter's table."""
+        s = self.summary()
+        return (f"{label:<34} {s['p50']:>9,} {s['p99']:>10,} {s['p99.9']:>11,} {s['max']:>12,}  "
+                f"{self.consumed:>9,} {self.dropped_full + self.dropped_pool:>8,}")
+
+    @staticmethod
+    def header() -> str:
+        return (f"{'step':<34} {'P50 ns':>9} {'P99 ns':>10} {'P99.9 ns':>11} {'max ns':>12}  "
+                f"{'processed':>9} {'dropped':>8}")
+
+
+def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
+    """Runs the pipeline with ``config`` (default :func:`best_config`),
+    updated by ``changes`` (field=value)."""
+    cfg = replace(config or best_config(), **changes).validate()
+    waits = {k: WAITS[v] for k, v in (("producer_wait", cfg.producer_wait), ("consumer_wait", cfg.consumer_wait))}
+    c = ffi.new("ll_pipeline_cfg *", {
+        "ticks": cfg.ticks,
+        "producer_mode": lib.LL_PRODUCER_OPEN if cfg.producer == "open" else lib.LL_PRODUCER_CLOSED,
+        "rate_per_s": float(cfg.rate),
+        "full_policy": lib.LL_FULL_DROP if cfg.when_full == "drop" else lib.LL_FULL_WAIT,
+        "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
+        "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
+        "capacity": cfg.capacity,
+        "pool_blocks": cfg.pool_blocks,
+        "hold_ns": cfg.hold_ns,
+        "sample_mode": lib.LL_SAMPLES_GROWING if cfg.samples == "growing" else lib.LL_SAMPLES_PREALLOCATED,
+        "sample_capacity": cfg.kept,
+        "work_ns": list(cfg.work_ns),
+        **waits,
+    })
+    samples = np.zeros(cfg.kept, SAMPLE_DTYPE)  # owned here; C writes into it
+    buf = ffi.cast("ll_pipeline_sample *", ffi.from_buffer(samples, require_writable=True)) if cfg.kept else ffi.NULL
+    intended, sent = Histogram(1, 3_600_000_000_000, 3), Histogram(1, 3_600_000_000_000, 3)
+    out = ffi.new("ll_pipeline_result *")
+    check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
+    return PipelineResult(
+        cfg, int(out.produced), int(out.consumed), int(out.dropped_full), int(out.dropped_pool),
+        int(out.samples_not_kept), int(out.sample_reallocs), int(out.producer_waits), int(out.consumer_waits),
+        int(out.late_sends), float(out.seconds), out.producer_pinned == 0 and out.consumer_pinned == 0,
+        intended, sent, samples[: int(out.samples)],
+    )
+
+
+def config_dict(cfg: PipelineConfig) -> dict[str, Any]:
+    return asdict(cfg)
+
+
+__all__ = ["PipelineConfig", "PipelineResult", "SAMPLE_DTYPE", "STAGES", "WAITS", "best_config", "run",
+           "seed_config"]

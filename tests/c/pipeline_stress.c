@@ -1,0 +1,112 @@
+/* pipeline_stress.c - the pipeline under ThreadSanitizer (and plain), built
+ * by tests/test_c_core.py.
+ *
+ * usage: pipeline_stress TICKS
+ * Runs ll_pipeline_run with every producer mode, full policy, wait policy
+ * and sample mode, with a pool small enough to run dry, and checks the
+ * invariants: produced = consumed + dropped_full + dropped_pool; the kept
+ * samples are in production order with ordered timestamps; the histograms
+ * hold one count per processed tick.  Exit status 0 only if all held. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "pipeline.h"
+
+static unsigned long errors;
+
+static void fail(const char *what, const char *why)
+{
+    fprintf(stderr, "FAIL %s: %s\n", what, why);
+    errors++;
+}
+
+static void run(const char *what, ll_pipeline_cfg cfg)
+{
+    ll_hist *hi = ll_hist_create(1, 3600000000000ull, 3), *hs = ll_hist_create(1, 3600000000000ull, 3);
+    ll_pipeline_sample *s = calloc(cfg.sample_capacity ? cfg.sample_capacity : 1, sizeof *s);
+    ll_pipeline_result r;
+    if (!hi || !hs || !s) {
+        fail(what, "out of memory");
+        return;
+    }
+    int rc = ll_pipeline_run(&cfg, hi, hs, s, &r);
+    if (rc != LL_OK) {
+        fail(what, "ll_pipeline_run failed");
+    } else {
+        if (r.produced != cfg.ticks)
+            fail(what, "produced != ticks");
+        if (r.produced != r.consumed + r.dropped_full + r.dropped_pool)
+            fail(what, "a tick was lost: produced != consumed + dropped");
+        if (ll_hist_count(hi) != r.consumed || ll_hist_count(hs) != r.consumed)
+            fail(what, "histogram counts != consumed");
+        if (r.samples + r.samples_not_kept != r.consumed)
+            fail(what, "samples kept + not kept != consumed");
+        for (uint64_t i = 0; i < r.samples; i++) {
+            if (i && s[i].seq <= s[i - 1].seq)
+                fail(what, "samples out of production order");
+            if (s[i].sent_ns < s[i].intended_ns && cfg.producer_mode == LL_PRODUCER_CLOSED)
+                fail(what, "sent before made");
+            if (s[i].popped_ns < s[i].sent_ns || s[i].stage_end_ns[3] < s[i].popped_ns)
+                fail(what, "timestamps out of order");
+        }
+        printf("%-34s produced %llu consumed %llu dropped %llu/%llu reallocs %llu\n", what,
+               (unsigned long long)r.produced, (unsigned long long)r.consumed, (unsigned long long)r.dropped_full,
+               (unsigned long long)r.dropped_pool, (unsigned long long)r.sample_reallocs);
+    }
+    free(s);
+    ll_hist_destroy(hi);
+    ll_hist_destroy(hs);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t ticks = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
+    const ll_pipeline_cfg base = {
+        .ticks = ticks, .producer_mode = LL_PRODUCER_CLOSED, .rate_per_s = 1e6, .full_policy = LL_FULL_WAIT,
+        .producer_wait = LL_WAIT_SPIN_YIELD, .consumer_wait = LL_WAIT_SPIN_YIELD, .producer_cpu = -1,
+        .consumer_cpu = -1, .capacity = 64, .pool_blocks = 256, .hold_ns = 0,
+        .sample_mode = LL_SAMPLES_PREALLOCATED, .sample_capacity = ticks, .work_ns = {0, 0, 0, 0},
+    };
+    ll_pipeline_cfg c;
+
+    run("closed, wait, spin_yield", base);
+    c = base;
+    c.producer_wait = c.consumer_wait = LL_WAIT_YIELD;
+    c.sample_mode = LL_SAMPLES_GROWING;
+    c.sample_capacity = ticks / 2;
+    run("closed, yield, growing (half kept)", c);
+    c = base;
+    c.producer_mode = LL_PRODUCER_OPEN;
+    c.rate_per_s = 2e6;
+    c.full_policy = LL_FULL_DROP;
+    c.capacity = 8;
+    run("open 2M/s, drop, ring of 8", c);
+    c = base;
+    c.producer_mode = LL_PRODUCER_OPEN;
+    c.rate_per_s = 5e5;
+    c.pool_blocks = 16;
+    c.hold_ns = 200000;
+    c.work_ns[1] = 100;
+    c.work_ns[3] = 50;
+    run("open, pool runs dry, stage work", c);
+    c = base;
+    c.ticks = ticks / 10 + 1;
+    c.producer_wait = c.consumer_wait = LL_WAIT_SLEEP;
+    c.sample_capacity = 0;
+    run("closed, sleep, no samples", c);
+
+    ll_pipeline_cfg bad = base;
+    ll_pipeline_result r;
+    bad.capacity = 100;
+    if (ll_pipeline_run(&bad, NULL, NULL, NULL, &r) != LL_EINVAL)
+        fail("bad capacity", "accepted");
+    bad = base;
+    bad.producer_mode = LL_PRODUCER_OPEN;
+    bad.rate_per_s = 0;
+    if (ll_pipeline_run(&bad, NULL, NULL, NULL, &r) != LL_EINVAL)
+        fail("zero rate", "accepted");
+
+    printf("OK: %lu errors\n", errors);
+    return errors != 0;
+}
