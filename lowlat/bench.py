@@ -442,6 +442,15 @@ KEYS: dict[str, tuple[str, str]] = {
     "prefetch_bubble_fraction_depth0": ("fraction", "accelerator idle share of an epoch, no prefetch"),
     "prefetch_bubble_fraction_best": ("fraction", "the same, best prefetch depth"),
     "prefetch_best_depth": ("", "the depth that gave it"),
+    "pipeline_p50_ns": ("ns", "pipeline tick latency P50, open loop, best settings"),
+    "pipeline_p99_ns": ("ns", "the same, P99"),
+    "pipeline_p999_ns": ("ns", "the same, P99.9"),
+    "pipeline_max_ns": ("ns", "the same, max"),
+    "pipeline_seed_p50_ns": ("ns", "pipeline P50, the source article's settings"),
+    "pipeline_seed_p99_ns": ("ns", "the same, P99"),
+    "pipeline_seed_max_ns": ("ns", "the same, max"),
+    "pipeline_c2c_ns": ("ns", "core-to-core one-way, sampled between the pipeline runs"),
+    "pipeline_p50_over_c2c": ("x", "pipeline P50 / that core-to-core floor"),
     "cpus": ("", "online CPUs"),
     "pinned": ("", "1 if the two-thread runs were pinned"),
     "spin": ("", "1 if the waits spun, 0 if they yielded"),
@@ -459,7 +468,7 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
     say = progress or (lambda s: None)
     t_start = time.perf_counter()
     reps = 3 if quick else 7
-    steps = 10
+    steps = 11
     r: dict[str, float] = {}
     pin_cpus = bench_cpus()
     pinned = pin_cpus[0] >= 0
@@ -545,6 +554,9 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
     say(f"[10/{steps}] training: batching, calls into C, prefetching")
     r.update(_training(quick, reps))
 
+    say(f"[11/{steps}] pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}")
+    r.update(_pipeline(quick, wait))
+
     r.update(cpus=cpu_count(), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick))
     r["bench_seconds"] = time.perf_counter() - t_start
     return {k: float(r[k]) for k in KEYS}
@@ -567,6 +579,32 @@ def _training(quick: bool, reps: int) -> dict[str, float]:
         "ffi_batched_item_ns": ffi_c.batched_item_ns,
         "prefetch_bubble_fraction_depth0": sweep[0].bubble_fraction,
         "prefetch_bubble_fraction_best": sweep[best].bubble_fraction, "prefetch_best_depth": best,
+    }
+
+
+def _pipeline(quick: bool, wait: str) -> dict[str, float]:
+    """Chapter 05's table, its two ends: medians over interleaved runs, with
+    the core-to-core floor sampled between them."""
+    from lowlat import pipeline
+
+    ticks = 50_000 if quick else 200_000
+    runs: dict[str, list[dict[str, float]]] = {"best": [], "seed": []}
+    c2c = []
+    for _ in range(1 if quick else 3):
+        c2c.append(c2c_one_way_ns(20_000, wait=wait))
+        for name, cfg in (("best", pipeline.best_config(ticks)), ("seed", pipeline.seed_config(ticks))):
+            res = pipeline.run(cfg)
+            if res.lost:
+                raise AssertionError(f"the pipeline lost {res.lost} ticks ({name})")
+            runs[name].append(res.summary())
+    med = {name: {k: _median([x[k] for x in xs]) for k in xs[0]} for name, xs in runs.items()}
+    floor = _median(c2c)
+    return {
+        "pipeline_p50_ns": med["best"]["p50"], "pipeline_p99_ns": med["best"]["p99"],
+        "pipeline_p999_ns": med["best"]["p99.9"], "pipeline_max_ns": med["best"]["max"],
+        "pipeline_seed_p50_ns": med["seed"]["p50"], "pipeline_seed_p99_ns": med["seed"]["p99"],
+        "pipeline_seed_max_ns": med["seed"]["max"], "pipeline_c2c_ns": floor,
+        "pipeline_p50_over_c2c": med["best"]["p50"] / floor,
     }
 
 

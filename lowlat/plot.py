@@ -44,3 +44,18 @@ def mark_percentiles(ax: Any, hist: Histogram, color: str, ps: tuple[float, ...]
         v = hist.percentile(p)
         ax.axvline(v, color=color, linestyle=":", linewidth=1)
         ax.text(v, 0.97, f" P{p:g}", color=color, fontsize=7, va="top", transform=ax.get_xaxis_transform())
+
+
+def latency_over_time(ax: Any, result: Any, label: str = "", **kw: Any) -> Any:
+    """Each kept pipeline sample as a dot: x = when it was due (ms into the
+    run), y = its latency from that moment (ns, log scale).  Where the max
+    came from is where the dots climb."""
+    s = result.samples
+    if len(s) == 0:
+        return ax
+    t_ms = (s["intended_ns"].astype(np.int64) - int(s["intended_ns"][0])) / 1e6
+    ax.plot(t_ms, np.maximum(result.latency_ns, 1), ".", markersize=1.5, alpha=0.5, label=label, **kw)
+    ax.set_yscale("log")
+    ax.set_xlabel("time into the run (ms)")
+    ax.set_ylabel("latency from due time (ns, log)")
+    return ax

@@ -19,7 +19,8 @@ ISSUE_KEYS = [
     "spsc_batch_items_per_s", "py_queue_items_per_s", "py_simplequeue_items_per_s", "spsc_c_batch_items_per_s",
     "hist_record_ns", "clock_read_ns", "tsc_read_ns", "c2c_one_way_ns",
     "batch_vs_row_speedup", "ffi_call_ns", "ffi_batched_item_ns", "prefetch_bubble_fraction_depth0",
-    "prefetch_bubble_fraction_best",
+    "prefetch_bubble_fraction_best", "pipeline_p50_ns", "pipeline_p99_ns", "pipeline_p999_ns", "pipeline_max_ns",
+    "pipeline_seed_p50_ns", "pipeline_seed_p99_ns", "pipeline_seed_max_ns",
 ]
 
 
@@ -92,6 +93,6 @@ def test_cli_bench_quick_writes_every_key(tmp_path: Path) -> None:
     assert not missing, f"bench JSON lacks {missing}"
     assert set(data) == set(bench.KEYS)
     assert all(isinstance(v, (int, float)) for v in data.values())
-    assert "[9/10] page faults" in res.stderr and "[10/10] training" in res.stderr  # progress goes to stderr
+    assert "[9/11] page faults" in res.stderr and "[11/11] pipeline" in res.stderr  # progress goes to stderr
     for k in ISSUE_KEYS:
         assert k in res.stdout  # and every key is in the table
