@@ -21,6 +21,9 @@ SOLUTION = {
     "ring": ROOT / "solutions/03_spsc/ring.c",
     "mpmc": ROOT / "solutions/03_spsc/mpmc.c",
     "prefetch": ROOT / "solutions/06_training/prefetch.py",
+    "co_correct": ROOT / "solutions/04_measurement/co_correct.py",
+    "loglinear": ROOT / "solutions/04_measurement/loglinear.py",
+    "recorder": ROOT / "solutions/05_pipeline/recorder.c",
 }
 
 
@@ -170,6 +173,48 @@ def test_broken_prefetch_is_rejected(bug: str, tmp_path: Path) -> None:
     assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
 
 
+# Deliberately broken recorders and broken corrections, each caught by the named check.
+BROKEN_OTHERS = {
+    "recorder: plain counter read by the monitor": (
+        "recorder", [("    _Atomic uint64_t count;\n", "    uint64_t count;\n"),
+                     ("return atomic_load_explicit(&r->count, memory_order_relaxed);", "return r->count;"),
+                     ("    uint64_t n = atomic_load_explicit(&r->count, memory_order_relaxed);\n    r->ring",
+                      "    uint64_t n = r->count;\n    r->ring"),
+                     ("atomic_store_explicit(&r->count, n + 1, memory_order_relaxed);", "r->count = n + 1;")],
+        "ThreadSanitizer: no data race", "data race"),
+    "recorder: grows an array on the hot path": (
+        "recorder", [("    r->ring[n % r->keep] = latency_ns;\n",
+                      "    r->ring[n % r->keep] = latency_ns;\n    static uint64_t *all;\n"
+                      "    all = realloc(all, (n + 1) * sizeof *all);\n    all[n] = latency_ns;\n")],
+        "never allocates", "allocated 1000000 times"),
+    "recorder: newest in the wrong order": (
+        "recorder", [("out[i] = r->ring[(n - k + i) % r->keep];", "out[k - 1 - i] = r->ring[(n - k + i) % r->keep];")],
+        "oldest first", "oldest first"),
+    "co_correct: one value short per stall": (
+        "co_correct", [("np.maximum(v // interval_ns - 1, 0)", "np.maximum(v // interval_ns - 2, 0)")],
+        "as many corrected values", "record_corrected counts"),
+    "loglinear: bucket off by one": (
+        "loglinear", [("b = max(0, value.bit_length() - (s.bit_length() - 1))",
+                       "b = max(0, value.bit_length() - s.bit_length())")],
+        "matches the core on bucket edges", "expected"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", sorted(BROKEN_OTHERS))
+def test_other_broken_solutions_are_rejected(bug: str, tmp_path: Path) -> None:
+    name, edits, check_text, reason = BROKEN_OTHERS[bug]
+    src = SOLUTION[name].read_text()
+    for old, new in edits:
+        assert old in src, f"the solution changed: cannot apply the '{bug}' edit ({old!r})"
+        src = src.replace(old, new, 1)
+    broken = tmp_path / SOLUTION[name].name
+    broken.write_text(src)
+    report = grade(name, broken)
+    failed = [r for r in report.results if not r.passed]
+    assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
+
+
 @pytest.mark.slow
 def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
     bad = tmp_path / "mpmc.c"
@@ -210,7 +255,8 @@ def test_child_outcomes_cover_every_ending() -> None:
 
 
 def test_grade_rejects_unknown_names_and_missing_files() -> None:
-    with pytest.raises(ValueError, match="unknown exercise 'nope'; known: budget, handle_pool, mpmc, prefetch, ring"):
+    with pytest.raises(ValueError, match="unknown exercise 'nope'; known: budget, co_correct, handle_pool, loglinear, mpmc, "
+                                         "prefetch, recorder, ring"):
         grade("nope", "x.c")
     with pytest.raises(FileNotFoundError, match="no such file \\(the exercise file is mpmc.c\\)"):
         grade("mpmc", "/nonexistent/mpmc.c")

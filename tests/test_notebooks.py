@@ -60,6 +60,7 @@ def test_chapters_and_solutions_pass_strict_nbval(tmp_path: Path) -> None:
 
     rep = class_report([tmp_path / "solved.xml"])
     assert rep.exercises == ["01_budgets/budget", "02_pool/handle_pool", "03_spsc/mpmc", "03_spsc/ring",
+                             "04_measurement/co_correct", "04_measurement/loglinear", "05_pipeline/recorder",
                              "06_training/prefetch"]
     assert all(rep.students["solved"].values())
 
@@ -72,9 +73,10 @@ def test_every_exercise_stub_fails_nbval_with_its_verdict(tmp_path: Path) -> Non
     for nb in stubs:
         assert f"FAILED {nb}::Cell 0" in res.stdout, f"{nb} did not fail on its grading cell"
     # The reason is readable: the diff shows the stub's verdict against the expected one.
-    for name, n in (("budget", 7), ("handle_pool", 7), ("mpmc", 7), ("ring", 5), ("prefetch", 8)):
+    for name, n in (("budget", 7), ("handle_pool", 7), ("mpmc", 7), ("ring", 5), ("co_correct", 6), ("loglinear", 5),
+                    ("recorder", 6), ("prefetch", 8)):
         assert f"{name}: {n}/{n} checks passed" in res.stdout
     from lowlat.classroom import class_report
 
     table = class_report([tmp_path / "stub.xml"]).table()
-    assert table.splitlines()[2].split()[1:] == ["FAIL", "FAIL", "FAIL", "FAIL", "FAIL", "0/5"], table
+    assert table.splitlines()[2].split()[1:] == ["FAIL"] * 8 + ["0/8"], table

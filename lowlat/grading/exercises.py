@@ -116,4 +116,59 @@ PREFETCH = Exercise(
     timing_text=_prefetch_timing,
 )
 
-EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (BUDGET, HANDLE_POOL, MPMC, PREFETCH, RING)}
+CO_CORRECT = Exercise(
+    name="co_correct",
+    kind="python",
+    filename="co_correct.py",
+    harness="lowlat.grading.py_measurement",
+    checks=(
+        Check("co_no_reference", "written with numpy, not imported from lowlat or hdrh"),
+        Check("co_expansion", "corrected() adds v - I, v - 2I, ... while >= I, on edge cases"),
+        Check("co_count", "as many corrected values as the core's record_corrected counts"),
+        Check("co_percentiles", "percentiles equivalent to the core's histogram on held-back cases"),
+        Check("co_hdrh", "percentiles equivalent to the hdrhistogram package's"),
+        Check("co_readme", "the HdrHistogram README's stall: P50 1 ms, P75 about 50 s"),
+    ),
+)
+
+LOGLINEAR = Exercise(
+    name="loglinear",
+    kind="python",
+    filename="loglinear.py",
+    harness="lowlat.grading.py_measurement",
+    checks=(
+        Check("ll_no_reference", "written here, not imported from lowlat"),
+        Check("ll_small", "below S, every value has its own counter"),
+        Check("ll_edges", "index_of matches the core on bucket edges, 1..4 significant figures"),
+        Check("ll_inverse", "lowest_value matches the core and inverts index_of"),
+        Check("ll_error", "every value lies in its counter, within 10^-sig_figs relative error"),
+    ),
+)
+
+def _recorder_timing(info: dict[str, float]) -> str:
+    return (f"your recorder: {info['yours_ns']:.1f} ns per record, worst single record {info['yours_worst_ns']:,.0f} ns; "
+            f"a vector grown on the hot path: {info['vector_ns']:.1f} ns, worst {info['vector_worst_ns']:,.0f} ns "
+            "(its reallocations)")
+
+
+RECORDER = Exercise(
+    name="recorder",
+    kind="c",
+    filename="recorder.c",
+    harness="recorder_harness.c",
+    cflags=("-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc",),
+    checks=(
+        Check("create_args", "recorder_create refuses keep = 0; a new recorder counts 0"),
+        Check("buckets", "every record counted, in the bucket of its bit length (0..64)"),
+        Check("ring_wrap", "the newest keep samples, oldest first, across wrap-around"),
+        Check("no_alloc", "recorder_record never allocates (1,000,000 records)"),
+        Check("monitor", "one thread records 5,000,000 while a monitor reads: no lost count", 30),
+        Check("monitor", "ThreadSanitizer: no data race between the recorder and the monitor", 60, "thread",
+              "200000"),
+    ),
+    timing=Check("timing", "timing", 60),
+    timing_text=_recorder_timing,
+)
+
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in (BUDGET, CO_CORRECT, HANDLE_POOL, LOGLINEAR, MPMC, PREFETCH,
+                                                         RECORDER, RING)}

@@ -1,0 +1,285 @@
+"""Honest measurement (chapter 04): repetitions and warm-up, heavy tails,
+coordinated omission, hardware counters and what to use without them, the
+decision path from a result to its suspects, and a noise-aware regression
+gate.  Times are in ns unless a name says otherwise."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from lowlat._check import int_arg
+from lowlat.hist import Histogram
+from lowlat.machine import c_compiler
+
+HOUR_NS = 3_600_000_000_000
+
+
+def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
+    """Runs ``fn`` ``repeats`` times, no warm-up; each run's time (ns)."""
+    out = np.empty(int_arg(repeats, "repeats", minimum=1))
+    for i in range(len(out)):
+        t0 = time.perf_counter_ns()
+        fn()
+        out[i] = time.perf_counter_ns() - t0
+    return out
+
+
+def heavy_tailed(n: int = 100_000, seed: int = 0) -> np.ndarray:
+    """Service times (ns) shaped like a real system's: lognormal around
+    2 us, and 0.5% of requests hit a slow path 50-500 us long."""
+    rng = np.random.default_rng(seed)
+    base = rng.lognormal(np.log(2_000), 0.25, n)
+    slow = rng.random(n) < 0.005
+    return np.round(base + slow * rng.uniform(50_000, 500_000, n)).astype(np.int64)
+
+
+# ---- coordinated omission -------------------------------------------------------------
+
+
+@dataclass
+class OmissionScenario:
+    """A load meant to send one request every ``interval_ns``, against a
+    server that answers in ``service_ns`` but stalls once for ``stall_ns``.
+
+    - ``naive``: what a closed-loop tester records: it waits for each answer
+      before sending the next, so the stall is *one* sample;
+    - ``truth``: every request the schedule called for, timed from its due
+      time (what users would have seen);
+    - ``corrected``: the naive samples re-weighted with the interval
+      (``Histogram.record_many_corrected``), no knowledge of the truth."""
+
+    interval_ns: int
+    service_ns: int
+    stall_ns: int
+    naive: np.ndarray = field(repr=False)
+    truth: np.ndarray = field(repr=False)
+
+    def histograms(self) -> dict[str, Histogram]:
+        h = {k: Histogram(1, HOUR_NS, 3) for k in ("naive", "corrected", "truth")}
+        h["naive"].record_many(self.naive)
+        h["corrected"].record_many_corrected(self.naive, self.interval_ns)
+        h["truth"].record_many(self.truth)
+        return h
+
+
+def omission_scenario(requests: int = 10_000, interval_ns: int = 10_000_000, service_ns: int = 1_000_000,
+                      stall_ns: int = 100_000_000_000, stall_at: int | None = None) -> OmissionScenario:
+    """The HdrHistogram README's example by default: 10,000 requests at
+    1 ms each, one every 10 ms (100 s), then one 100 s stall."""
+    requests = int_arg(requests, "requests", minimum=1)
+    interval_ns = int_arg(interval_ns, "interval_ns", minimum=1)
+    service_ns = int_arg(service_ns, "service_ns", minimum=1)
+    stall_ns = int_arg(stall_ns, "stall_ns", minimum=0)
+    at = requests if stall_at is None else int_arg(stall_at, "stall_at", minimum=0, maximum=requests)
+    # The closed-loop tester: `requests` answers, and the stall as one more sample.
+    naive = np.full(requests + 1, service_ns, dtype=np.int64)
+    naive[at] = service_ns + stall_ns
+    # The schedule: requests due every interval for as long as the test lasted.
+    span = (requests + 1) * interval_ns + stall_ns
+    due = np.arange(0, span, interval_ns, dtype=np.int64)
+    stall_start = at * interval_ns
+    free_at = np.where((due >= stall_start) & (due < stall_start + stall_ns), stall_start + stall_ns, due)
+    truth = free_at - due + service_ns
+    return OmissionScenario(interval_ns, service_ns, stall_ns, naive, truth)
+
+
+# ---- counters: perf when it works, getrusage and cachegrind when it does not ----------------
+
+
+@dataclass
+class PerfStat:
+    available: bool
+    reason: str
+    counters: dict[str, str] = field(default_factory=dict)  # event -> value or "<not supported>"
+
+
+def perf_stat(cmd: list[str], events: tuple[str, ...] = ("task-clock", "context-switches", "page-faults",
+                                                          "cycles", "instructions", "cache-misses")) -> PerfStat:
+    """Runs ``cmd`` under ``perf stat`` and returns each event's count, or
+    why there is none.  Software events (task-clock, context switches,
+    faults) work even in VMs; hardware ones usually do not there."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return PerfStat(False, "perf is not installed (Debian: apt-get install linux-perf)")
+    res = subprocess.run([perf, "stat", "-x", ",", "-e", ",".join(events), "--", *cmd], capture_output=True,
+                         text=True, timeout=300)
+    counters = {}
+    for line in res.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) >= 3 and parts[2] in events:
+            counters[parts[2]] = parts[0]
+    if not counters:
+        tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
+        return PerfStat(False, f"perf stat could not count here: {tail}")
+    hw = [e for e in ("cycles", "instructions", "cache-misses") if e in counters]
+    missing = [e for e in hw if counters[e].startswith("<")]
+    reason = ("hardware counters work" if not missing else
+              f"software events only: {', '.join(missing)} {counters[missing[0]]} (no hardware counters here)")
+    return PerfStat(True, reason, counters)
+
+
+CACHE_DEMO = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N 512
+int main(int argc, char **argv)
+{
+    static double m[N][N];
+    int by_column = argc > 1 && argv[1][0] == 'c';
+    double s = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++)
+            m[i][j] = i + j;
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++)
+                s += by_column ? m[j][i] : m[i][j];
+    printf("%g\n", s);
+    return 0;
+}
+"""
+
+
+@dataclass
+class Cachegrind:
+    available: bool
+    reason: str
+    d1_miss_rate: dict[str, float] = field(default_factory=dict)   # "row" / "column" -> % of data accesses
+    lld_miss_rate: dict[str, float] = field(default_factory=dict)  # last-level data miss %
+
+
+def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
+    """Sums a 512 x 512 matrix of doubles (2 MiB) by rows and by columns
+    under ``valgrind --tool=cachegrind --cache-sim=yes``: simulated cache
+    misses, the same on any machine, counters or not."""
+    vg, cc = shutil.which("valgrind"), c_compiler()
+    if vg is None:
+        return Cachegrind(False, "valgrind is not installed (Debian: apt-get install valgrind)")
+    if cc is None:
+        return Cachegrind(False, "no C compiler to build the demo")
+    out = Cachegrind(True, "simulated by cachegrind")
+    with tempfile.TemporaryDirectory(prefix="lowlat-cg-") as tmp:
+        src, exe = Path(tmp) / "walk.c", Path(tmp) / "walk"
+        src.write_text(CACHE_DEMO)
+        subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, capture_output=True)
+        for mode in ("row", "column"):
+            res = subprocess.run([vg, "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/cg.out",
+                                  str(exe), mode[0]], capture_output=True, text=True, timeout=timeout_s)
+            d1 = re.search(r"D1\s+miss rate:\s+([\d.]+)%", res.stderr)
+            ll = re.search(r"LLd\s+miss rate:\s+([\d.]+)%", res.stderr)
+            if d1 is None:
+                return Cachegrind(False, f"cachegrind gave no miss rates: {res.stderr.strip()[-200:]}")
+            out.d1_miss_rate[mode] = float(d1.group(1))
+            out.lld_miss_rate[mode] = float(ll.group(1)) if ll else float("nan")
+    return out
+
+
+# ---- the decision path --------------------------------------------------------------------
+
+
+@dataclass
+class Decision:
+    """What a result says, and where to look."""
+
+    case: str
+    finding: str
+    suspects: list[str]
+    evidence: str
+
+    def format(self) -> str:
+        return (f"{self.case}: {self.finding}\n  evidence: {self.evidence}\n  suspects: "
+                + "; ".join(self.suspects))
+
+
+def decide(case: str, p50_ns: float, p99_ns: float, *, p50_budget_ns: float, p99_budget_ns: float,
+           items_per_s: float | None = None, target_items_per_s: float | None = None) -> Decision:
+    """The source's decision path: high P99 with a low P50 -> occasional
+    slow events; a high P50 -> the work done per item; good latency but low
+    throughput -> not enough parallelism, or I/O."""
+    ev = f"P50 {p50_ns:,.0f} ns (budget {p50_budget_ns:,.0f}), P99 {p99_ns:,.0f} ns (budget {p99_budget_ns:,.0f})"
+    if items_per_s is not None and target_items_per_s is not None:
+        ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f})"
+    if p50_ns > p50_budget_ns:
+        return Decision(case, "high P50: every item is slow", [
+            "the work per item: algorithm, data layout, cache misses (profile the common path)",
+            "per-call overhead that batching would amortise"], ev)
+    if p99_ns > p99_budget_ns:
+        return Decision(case, f"high P99 with a low P50 (P99/P50 = {p99_ns / max(p50_ns, 1):,.0f}x): occasional "
+                              "slow events", [
+            "allocation (malloc on a fragmented heap)", "system calls", "locks and their contention",
+            "page faults (first touch)", "preemption and interrupts"], ev)
+    if items_per_s is not None and target_items_per_s is not None and items_per_s < target_items_per_s:
+        return Decision(case, "latency within budget, throughput too low", [
+            "parallelism: more consumers, sharding, pipelining", "I/O or hand-off costs per item: batch them"], ev)
+    return Decision(case, "within budget", ["nothing to chase: measure again under the real load"], ev)
+
+
+# ---- a benchmark regression gate -----------------------------------------------------------
+
+
+@dataclass
+class GateResult:
+    """Candidate vs baseline, measured interleaved in one run.  ``ratios``:
+    candidate / baseline per round (> 1: the candidate is slower)."""
+
+    name: str
+    ratios: np.ndarray = field(repr=False)
+    threshold: float
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.ratios))
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The middle half of the ratios (quartiles): the run's own noise."""
+        return float(np.percentile(self.ratios, 25)), float(np.percentile(self.ratios, 75))
+
+    @property
+    def verdict(self) -> str:
+        lo, hi = self.spread
+        if lo > 1 + self.threshold:
+            return "REGRESSION"
+        if hi < 1 - self.threshold:
+            return "IMPROVEMENT"
+        return "no change beyond noise"
+
+    def format(self) -> str:
+        lo, hi = self.spread
+        return (f"{self.name}: {self.verdict} (candidate/baseline median {self.median:.2f}x, middle half "
+                f"{lo:.2f}-{hi:.2f}x, threshold +-{self.threshold:.0%}, {len(self.ratios)} rounds)")
+
+
+def gate(name: str, baseline: Callable[[], float], candidate: Callable[[], float], *, rounds: int = 9,
+         threshold: float = 0.10) -> GateResult:
+    """Runs ``baseline`` and ``candidate`` (each returns a cost, e.g. ns per
+    op) interleaved, alternating which goes first, for ``rounds`` rounds.
+    A regression is declared only when the *lower quartile* of the ratios is
+    above 1 + threshold: the candidate was slower in most rounds, by more
+    than the threshold, so one lucky or unlucky round cannot decide it."""
+    rounds = int_arg(rounds, "rounds", minimum=3)
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
+    ratios = []
+    for i in range(rounds):
+        if i % 2 == 0:
+            b, c = baseline(), candidate()
+        else:
+            c, b = candidate(), baseline()
+        if not b > 0:
+            raise ValueError(f"baseline returned {b!r}: costs must be > 0")
+        ratios.append(c / b)
+    return GateResult(name, np.array(ratios), threshold)
+
+
+__all__ = ["Cachegrind", "Decision", "GateResult", "OmissionScenario", "PerfStat", "cachegrind_demo", "decide",
+           "gate", "heavy_tailed", "omission_scenario", "perf_stat", "repeat_ns"]
