@@ -1,0 +1,85 @@
+"""lowlat.measure and lowlat.troubleshoot: the coordinated-omission scenario
+against its closed form, the decision path's rules, the regression gate's
+verdicts (on synthetic costs: no timing), and the counter tools' fallbacks."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from lowlat import measure, troubleshoot
+
+
+def test_omission_scenario_matches_the_readme_example() -> None:
+    sc = measure.omission_scenario()
+    hs = sc.histograms()
+    assert hs["naive"].count == 10_001
+    assert hs["naive"].equivalent(hs["naive"].percentile(99.99), 1_000_000)
+    # Corrected from the naive samples alone, it agrees with the truth on every percentile.
+    for p in (50, 75, 90, 99, 99.9, 100):
+        assert hs["truth"].equivalent(hs["corrected"].percentile(p), hs["truth"].percentile(p)), p
+    assert abs(np.mean(sc.truth <= 1_000_000) - 0.5) < 0.001
+    with pytest.raises(ValueError, match="interval_ns must be >= 1"):
+        measure.omission_scenario(interval_ns=0)
+
+
+def test_heavy_tailed_sample_has_its_tail() -> None:
+    x = measure.heavy_tailed(50_000, seed=1)
+    assert np.percentile(x, 99.9) > 20 * np.percentile(x, 50)
+    assert np.percentile(x, 50) < x.mean() < np.percentile(x, 99.9)
+
+
+@pytest.mark.parametrize("p50, p99, tput, finding", [
+    (5_000, 6_000, None, "high P50"),
+    (100, 50_000, None, "high P99 with a low P50"),
+    (100, 200, 1e5, "throughput too low"),
+    (100, 200, 1e7, "within budget"),
+])
+def test_decision_path(p50: float, p99: float, tput: float | None, finding: str) -> None:
+    d = measure.decide("case", p50, p99, p50_budget_ns=1_000, p99_budget_ns=10_000, items_per_s=tput,
+                       target_items_per_s=1e6 if tput else None)
+    assert finding in d.finding and d.suspects and "case:" in d.format()
+
+
+def test_gate_verdicts_on_synthetic_costs() -> None:
+    noisy = iter(np.random.default_rng(0).uniform(0.97, 1.03, 100))
+    assert measure.gate("aa", lambda: 10.0, lambda: 10.0 * next(noisy)).verdict == "no change beyond noise"
+    assert measure.gate("slower", lambda: 10.0, lambda: 20.0).verdict == "REGRESSION"
+    assert measure.gate("faster", lambda: 10.0, lambda: 5.0).verdict == "IMPROVEMENT"
+    # One bad round out of nine cannot decide it.
+    costs = iter([30.0] + [10.0] * 20)
+    assert measure.gate("one outlier", lambda: 10.0, lambda: next(costs)).verdict == "no change beyond noise"
+    with pytest.raises(ValueError, match=r"threshold must be in \(0, 1\)"):
+        measure.gate("x", lambda: 1.0, lambda: 1.0, threshold=2)
+    with pytest.raises(ValueError, match="rounds must be >= 3"):
+        measure.gate("x", lambda: 1.0, lambda: 1.0, rounds=1)
+
+
+def test_counter_tools_say_why_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(measure.shutil, "which", lambda name: None)
+    assert "perf is not installed" in measure.perf_stat(["true"]).reason
+    assert "valgrind is not installed" in measure.cachegrind_demo().reason
+
+
+@pytest.mark.slow
+def test_counter_tools_where_present() -> None:
+    ps = measure.perf_stat([sys.executable, "-c", "pass"])
+    if ps.available:
+        assert "task-clock" in ps.counters
+    cg = measure.cachegrind_demo()
+    if cg.available:
+        assert cg.d1_miss_rate["column"] > 2 * cg.d1_miss_rate["row"]
+
+
+def test_troubleshooting_checklist_answers_every_question() -> None:
+    from lowlat import pipeline as pl
+
+    usage = troubleshoot.with_usage(lambda: pl.run(pl.best_config(ticks=5_000, rate=100_000)))
+    found = troubleshoot.checklist(usage, steal_sample_s=0.05)
+    questions = [f.question for f in found]
+    for q in ("preempted", "pinned", "other load", "steal", "priority", "isolated", "frequency"):
+        assert any(q in x for x in questions), q
+    assert all(f.verdict in ("ok", "warn", "n/a") for f in found)
+    assert "[" in troubleshoot.format_checklist(found)
