@@ -8,6 +8,9 @@ cffi at install time); this package is its Python face:
 - :class:`Histogram` - log-linear latency histogram (``csrc/hist.c``)
 - :mod:`lowlat.clock`, :mod:`lowlat.affinity` - clocks, CPUs, pinning
 - :mod:`lowlat.bench` - the measurement loops (run in C) and the suite
+- :mod:`lowlat.measure` - timers, tails, coordinated omission, counters, the decision path, a gate
+- :mod:`lowlat.pipeline` - producer -> ring -> consumer in C threads (``csrc/pipeline.c``)
+- :mod:`lowlat.train` - the method carried over to ML training
 - ``python -m lowlat doctor | bench | tour`` - the command line
 """
 

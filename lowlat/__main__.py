@@ -41,7 +41,11 @@ def _tour(args: argparse.Namespace) -> int:
         f"  - the C ring moves {r['spsc_items_per_s'] / 1e6:.0f} M items/s between two threads; the same ring from two "
         f"Python threads, in batches, {r['spsc_batch_vs_py_queue']:.0f}x queue.Queue;\n"
         f"  - one cache line takes {r['c2c_one_way_ns']:.0f} ns to go from one core to the other: the floor under "
-        "every cross-thread hand-off.\n"
+        "every cross-thread hand-off;\n"
+        f"  - the whole pipeline's P50 is {r['pipeline_p50_ns']:.0f} ns on a schedule, {r['pipeline_p50_over_c2c']:.1f}x "
+        f"that floor, and {r['pipeline_seed_p50_ns'] / 1e3:.0f} us with the source article's closed loop (queueing);\n"
+        f"  - prefetching cut a simulated accelerator's idle time from {r['prefetch_bubble_fraction_depth0']:.0%} "
+        f"to {r['prefetch_bubble_fraction_best']:.1%} of an epoch.\n"
         "\nWhere to go next: jupyter lab chapters/"
     )
     return 0 if rep.ok else 1
