@@ -13,7 +13,7 @@ what a naive benchmark measures).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,10 +21,12 @@ import numpy as np
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
 from lowlat.affinity import bench_cpus, cpu_count
+from lowlat.bench import WAIT_POLICIES
 from lowlat.errors import check_status
 from lowlat.hist import Histogram
 
-WAITS = {"spin": 0, "yield": 1, "spin_yield": 2, "sleep": 3}
+# The bench loops' wait policies, plus sleeping (which only the pipeline offers).
+WAITS = {**WAIT_POLICIES, "sleep": int(lib.LL_WAIT_SLEEP)}
 STAGES = ("parse", "features", "risk", "encode")
 
 # One processed tick, as csrc/pipeline.h lays it out (64 bytes).
@@ -226,10 +228,6 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
         int(out.late_sends), float(out.seconds), out.producer_pinned == 0 and out.consumer_pinned == 0,
         intended, sent, samples[: int(out.samples)],
     )
-
-
-def config_dict(cfg: PipelineConfig) -> dict[str, Any]:
-    return asdict(cfg)
 
 
 __all__ = ["PipelineConfig", "PipelineResult", "SAMPLE_DTYPE", "STAGES", "WAITS", "best_config", "run",

@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Iterable, Iterator, TypeVar
 
 import numpy as np
@@ -66,20 +67,16 @@ class HeavyTailSource:
 
     def __getitem__(self, i: int) -> np.ndarray:
         i = int_arg(i, "index", minimum=0, maximum=self.n - 1)
-        time.sleep(float(self._times()[i]))
+        time.sleep(float(self._times[i]))
         return np.full(self.item_len, i, dtype=np.float32)
 
     def __iter__(self) -> Iterator[np.ndarray]:
         for i in range(self.n):
             yield self[i]
 
+    @cached_property
     def _times(self) -> np.ndarray:
-        # Cached per instance (frozen dataclass: stored through object.__setattr__).
-        t = self.__dict__.get("_cached_times")
-        if t is None:
-            t = self.read_times_s()
-            object.__setattr__(self, "_cached_times", t)
-        return t
+        return self.read_times_s()  # cached_property writes __dict__ directly, so frozen is no obstacle
 
 
 # ---- the loader ----------------------------------------------------------------------
@@ -339,5 +336,4 @@ def torch_epoch(source: HeavyTailSource, step: SimulatedStep, *, num_workers: in
     def make(src: Any, depth: int) -> Any:
         return DataLoader(src, batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor)
 
-    stats = train_epoch(source, num_workers * prefetch_factor, step, loader_cls=make)
-    return stats
+    return train_epoch(source, num_workers * prefetch_factor, step, loader_cls=make)
