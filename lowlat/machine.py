@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -13,6 +12,7 @@ from functools import lru_cache
 
 from lowlat._lib import ffi, lib
 from lowlat.affinity import cpu_count, probe_pinning, usable_cpus
+from lowlat.toolchain import c_compiler
 
 
 def cpu_model() -> str:
@@ -52,15 +52,6 @@ def virtualization() -> str:
         except OSError:
             continue
     return "VM"
-
-
-def c_compiler() -> str | None:
-    """The C compiler the course uses: $CC if set, else cc, gcc or clang,
-    whichever is found first on PATH; None when there is none."""
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
 
 
 def compiler() -> str:
