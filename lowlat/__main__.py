@@ -1,4 +1,7 @@
-"""Command line: ``python -m lowlat {doctor,bench,tour}``."""
+"""The learner's command line: ``python -m lowlat {doctor,bench,tour,grade}``.
+
+Author and instructor commands are in the repository's ``tools/``
+(``python -m tools --help``)."""
 
 from __future__ import annotations
 
@@ -68,56 +71,16 @@ def _grade(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _exercises(args: argparse.Namespace) -> int:
-    from lowlat import authoring
-
-    if args.check:
-        problems = authoring.check()
-        for p in problems:
-            print(p)
-        if problems:
-            print("exercises/ is out of date: run `python -m lowlat exercises` to regenerate it from solutions/")
-            return 1
-        print("exercises/ is up to date with solutions/")
-        return 0
-    written = authoring.write()
-    print(f"regenerated exercises/ from solutions/ ({len(written)} files changed)")
-    return 0
+# Author and instructor commands live in the course repository's tools/
+# (never in a student release).  Asked for here, they say where they went.
+MOVED = {"exercises": "python -m tools exercises", "notebooks": "python -m tools notebooks",
+         "release": "python -m tools release DIR", "class-report": "python -m tools class-report REPORT.xml..."}
 
 
-def _notebooks(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from lowlat import notebooks
-
-    paths = [Path(p) for p in args.paths] or notebooks.all_notebooks()
-    bad = 0
-    for p in paths:
-        if args.check:
-            found = notebooks.problems(p)
-            for f in found:
-                print(f"{p}: {f}")
-            bad += bool(found)
-        else:
-            print(f"{p}: executed in {notebooks.execute(p.resolve()):.1f} s", flush=True)
-    if args.check:
-        print(f"{len(paths) - bad} of {len(paths)} notebooks are clean")
-    return 1 if bad else 0
-
-
-def _release(args: argparse.Namespace) -> int:
-    from lowlat.classroom import release
-
-    files = release(args.dest)
-    print(f"wrote a student release ({len(files)} files, no solutions/) to {args.dest}")
-    return 0
-
-
-def _class_report(args: argparse.Namespace) -> int:
-    from lowlat.classroom import class_report
-
-    print(class_report(args.reports).table())
-    return 0
+def _moved(args: argparse.Namespace) -> int:
+    print(f"`python -m lowlat {args.cmd}` is an author/instructor command: from the course repository's root, run "
+          f"`{MOVED[args.cmd]}` (a student release does not have it; your files were not touched)", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,19 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("name", help="the exercise (e.g. mpmc)")
     g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc.c)")
     g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
-    e = sub.add_parser("exercises", help="regenerate exercises/ from solutions/ (authors)")
-    e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
-    n = sub.add_parser("notebooks", help="re-execute notebooks in place and normalise them (authors)")
-    n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
-    n.add_argument("--check", action="store_true", help="only check the committed notebooks")
-    r = sub.add_parser("release", help="instructors: copy the course without solutions/ into DEST")
-    r.add_argument("dest")
-    c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
-    c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
+    for name in MOVED:
+        m = sub.add_parser(name, add_help=False)
+        m.add_argument("rest", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
-    handler = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "exercises": _exercises,
-               "notebooks": _notebooks, "release": _release, "class-report": _class_report}[args.cmd]
-    return handler(args)
+    handlers = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade}
+    return handlers.get(args.cmd, _moved)(args)
 
 
 if __name__ == "__main__":

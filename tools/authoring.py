@@ -23,14 +23,16 @@ Python::
 
 The generator drops each solution region, puts the stub (uncommented) in its
 place, and copies every other file (notebooks, READMEs) unchanged.
-``python -m lowlat exercises`` writes ``exercises/``; ``--check`` only
-compares and fails when it is out of date.
+``python -m tools exercises`` writes ``exercises/``; ``--check`` only
+compares and fails when it is out of date.  It runs only where
+``solutions/`` exists, never deletes a file, and never overwrites a file
+someone edited (``--force`` does).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,13 +120,54 @@ def expected_exercises(solutions: Path) -> dict[Path, bytes]:
     return files
 
 
+class AuthoringError(RuntimeError):
+    """The generator refused to run (no solutions/, or learner work in the way)."""
+
+
+def _solutions(root: Path) -> Path:
+    sol = root / "solutions"
+    if not sol.is_dir():
+        raise AuthoringError(
+            f"{sol} not found: exercises/ is generated from solutions/, which only the author's checkout has "
+            "(a student release has none). Nothing was changed."
+        )
+    return sol
+
+
+def _generated_files(root: Path) -> dict[Path, bytes]:
+    """Relative path -> bytes of every file under exercises/ (caches skipped)."""
+    ex = root / "exercises"
+    if not ex.exists():
+        return {}
+    return {p.relative_to(ex): p.read_bytes() for p in ex.rglob("*")
+            if p.is_file() and not any(part in SKIP_DIRS for part in p.parts)}
+
+
+def _committed(root: Path, rel: str) -> bytes | None:
+    """The file's bytes in the last commit, or None (not committed, no git)."""
+    try:
+        res = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout if res.returncode == 0 else None
+
+
+def _committed_stub(root: Path, rel: Path) -> bytes | None:
+    """What the committed solution generated for ``exercises/rel``."""
+    src = _committed(root, f"solutions/{rel.as_posix()}")
+    if src is None or rel.suffix not in SOURCE_SUFFIXES:
+        return src
+    try:
+        return make_stub(src.decode(), rel.suffix, f"solutions/{rel}").encode()
+    except (MarkerError, UnicodeDecodeError):
+        return None
+
+
 def check(root: Path = ROOT) -> list[str]:
     """Differences between exercises/ and what solutions/ generates (empty
     when up to date)."""
-    want = expected_exercises(root / "solutions")
-    ex = root / "exercises"
-    have = {p.relative_to(ex): p.read_bytes() for p in ex.rglob("*")
-            if p.is_file() and not any(part in SKIP_DIRS for part in p.parts)} if ex.exists() else {}
+    want = expected_exercises(_solutions(root))
+    have = _generated_files(root)
     problems = [f"exercises/{rel} is missing" for rel in sorted(set(want) - set(have))]
     problems += [f"exercises/{rel} has no source in solutions/" for rel in sorted(set(have) - set(want))]
     problems += [f"exercises/{rel} differs from what solutions/{rel} generates"
@@ -132,15 +175,41 @@ def check(root: Path = ROOT) -> list[str]:
     return problems
 
 
-def write(root: Path = ROOT) -> list[Path]:
-    """Regenerates exercises/ from solutions/; returns the files written."""
+def edited_by_hand(root: Path = ROOT) -> list[Path]:
+    """Files of exercises/ that differ from what would be written AND from
+    what the generator wrote last (the committed stub): someone's work, which
+    :func:`write` leaves alone unless forced."""
+    want = expected_exercises(_solutions(root))
+    have = _generated_files(root)
+    out = []
+    for rel in sorted(set(want) & set(have)):
+        if have[rel] == want[rel]:
+            continue
+        previous = {_committed(root, f"exercises/{rel.as_posix()}"), _committed_stub(root, rel)} - {None}
+        if have[rel] not in previous:
+            out.append(rel)
+    return out
+
+
+def write(root: Path = ROOT, *, force: bool = False) -> list[Path]:
+    """Regenerates exercises/ from solutions/; returns the files written.
+
+    Never deletes a file, and never overwrites one that differs both from
+    what it is about to write and from what the generator wrote last (a
+    learner's finished exercise, an author's experiment) unless ``force``:
+    it raises :class:`AuthoringError` naming them instead, having changed
+    nothing.  Files in exercises/ with no source in solutions/ are left in
+    place (``check`` reports them)."""
+    want = expected_exercises(_solutions(root))
+    if not force:
+        mine = edited_by_hand(root)
+        if mine:
+            names = ", ".join(f"exercises/{rel}" for rel in mine)
+            raise AuthoringError(
+                f"{names}: changed since the generator wrote it; nothing was written. Save that work elsewhere, "
+                "or regenerate anyway with --force (it overwrites those files)."
+            )
     ex = root / "exercises"
-    want = expected_exercises(root / "solutions")
-    if ex.exists():
-        for p in sorted(ex.rglob("*"), reverse=True):
-            rel = p.relative_to(ex)
-            if p.is_file() and rel not in want and not any(part in SKIP_DIRS for part in p.parts):
-                p.unlink()
     written = []
     for rel, data in want.items():
         dst = ex / rel
@@ -148,9 +217,4 @@ def write(root: Path = ROOT) -> list[Path]:
         if not dst.exists() or dst.read_bytes() != data:
             dst.write_bytes(data)
             written.append(dst)
-    for d in sorted((p for p in ex.rglob("*") if p.is_dir()), reverse=True):
-        if d.name in SKIP_DIRS:
-            shutil.rmtree(d)
-        elif not any(d.iterdir()):
-            d.rmdir()
     return written

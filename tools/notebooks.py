@@ -1,6 +1,6 @@
 """Keeping the course's notebooks tidy in git.
 
-``python -m lowlat notebooks [PATH ...]`` re-executes notebooks in place
+``python -m tools notebooks [PATH ...]`` re-executes notebooks in place
 (top to bottom, a fresh ``python3`` kernel started in the notebook's folder)
 and normalises their JSON; ``--check`` only verifies what is committed.
 Normalised means: nbformat 4.5, cell ids ``cell-01``, ``cell-02``...,
@@ -161,5 +161,5 @@ def problems(path: Path) -> list[str]:
 
     node = json.loads(json.dumps(nbformat.reads(text, as_version=4)))  # lines joined, plain dicts
     if normalize(copy.deepcopy(node)) != node:
-        found.append("not normalised: run `python -m lowlat notebooks` on it")
+        found.append("not normalised: run `python -m tools notebooks` on it")
     return found

@@ -1,0 +1,161 @@
+"""For instructors: a student release of the course, and a class report
+from graded submissions.
+
+``python -m tools release DIR`` writes the course as committed (never the
+working copy) without ``solutions/``, ``tools/`` and CI into DIR, with the
+README's authors-only parts removed; it refuses while ``exercises/`` is
+out of date with ``solutions/`` or holds a solution marker, or while a
+notebook holds an error or a machine path.
+``python -m tools class-report REPORT.xml ...`` turns one JUnit XML report
+per student (``pytest --nbval exercises/ --junitxml=reports/NAME.xml``) into
+a table of students x exercises.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools import authoring, notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+# Left out of a student release: the answers, and what only authors run.
+EXCLUDED_TOP = {"solutions", "tools", ".ci", ".git", ".pre-commit-config.yaml", "CONTRIBUTING.md"}
+# The README's parts for authors and instructors are fenced by these lines;
+# the student release's README is the same file without them.
+AUTHOR_BEGIN, AUTHOR_END = "<!-- authors-only -->", "<!-- /authors-only -->"
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN STUB", "END STUB")
+
+
+def _committed_tree(root: Path, ref: str, into: Path) -> None:
+    """Extracts commit ``ref`` of the repository at ``root`` into ``into``."""
+    try:
+        res = subprocess.run(["git", "archive", "--format=tar", ref], cwd=root, capture_output=True, timeout=300)
+    except OSError as exc:
+        raise ValueError(f"git is needed to build a release from a commit ({exc})") from exc
+    if res.returncode != 0:
+        raise ValueError(f"cannot read commit {ref!r} of {root}: {res.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(res.stdout)) as tar:
+        tar.extractall(into, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(into)
+
+
+def release_problems(tree: Path) -> list[str]:
+    """Why the tree at ``tree`` must not be handed out (empty when fine)."""
+    found = [f"{p} (run `python -m tools exercises` and commit)" for p in authoring.check(tree)]
+    for p in sorted((tree / "exercises").rglob("*")):
+        if p.is_file() and p.suffix in (".c", ".h", ".py", ".ipynb", ".md"):
+            text = p.read_text(errors="replace")
+            found += [f"{p.relative_to(tree)} contains a solution marker ({m})" for m in MARKERS if m in text]
+    for nb in sorted(list((tree / "chapters").rglob("*.ipynb")) + list((tree / "exercises").rglob("*.ipynb"))):
+        found += [f"{nb.relative_to(tree)}: {p}" for p in notebooks.problems(nb) if "not normalised" not in p]
+    try:
+        student_readme((tree / "README.md").read_text())
+    except ValueError as exc:
+        found.append(f"README.md: {exc}")
+    return found
+
+
+def student_readme(text: str) -> str:
+    """The README without its authors-only parts (see AUTHOR_BEGIN)."""
+    out, skipping = [], False
+    for n, line in enumerate(text.splitlines(keepends=True), 1):
+        mark = line.strip()
+        if mark == AUTHOR_BEGIN:
+            if skipping:
+                raise ValueError(f"line {n}: {AUTHOR_BEGIN} inside another authors-only part")
+            skipping = True
+        elif mark == AUTHOR_END:
+            if not skipping:
+                raise ValueError(f"line {n}: {AUTHOR_END} without {AUTHOR_BEGIN}")
+            skipping = False
+        elif not skipping:
+            out.append(line)
+    if skipping:
+        raise ValueError(f"{AUTHOR_BEGIN} is never closed")
+    return "".join(out)
+
+
+def release(dest: str | Path, root: Path = ROOT, ref: str = "HEAD") -> list[Path]:
+    """Writes a student release of commit ``ref`` into ``dest`` (which must
+    not exist yet); returns the files written.  Raises ValueError with every
+    reason when the commit must not be released."""
+    out = Path(dest)
+    if out.exists():
+        raise FileExistsError(f"{out} exists; give a new folder for the release")
+    with tempfile.TemporaryDirectory(prefix="lowlat-release-") as tmp:
+        tree = Path(tmp)
+        _committed_tree(root, ref, tree)
+        problems = release_problems(tree)
+        if problems:
+            raise ValueError(f"not releasing {ref}:\n  " + "\n  ".join(problems))
+        written = []
+        for src in sorted(p for p in tree.rglob("*") if p.is_file()):
+            rel = src.relative_to(tree)
+            if rel.parts[0] in EXCLUDED_TOP:
+                continue
+            dst = out / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+            written.append(dst)
+        (out / "README.md").write_text(student_readme((tree / "README.md").read_text()))
+    return written
+
+
+@dataclass
+class ClassReport:
+    exercises: list[str] = field(default_factory=list)
+    students: dict[str, dict[str, bool]] = field(default_factory=dict)
+
+    def table(self) -> str:
+        w = max([len("student")] + [len(s) for s in self.students])
+        head = f"{'student':<{w}}  " + "  ".join(f"{e:>{max(len(e), 4)}}" for e in self.exercises) + "  passed"
+        lines = [head, "-" * len(head)]
+        for student, res in sorted(self.students.items()):
+            cells = "  ".join(f"{('PASS' if res.get(e) else ('FAIL' if e in res else '-')):>{max(len(e), 4)}}"
+                              for e in self.exercises)
+            lines.append(f"{student:<{w}}  {cells}  {sum(res.values())}/{len(self.exercises)}")
+        return "\n".join(lines)
+
+
+def _exercise_of(testcase: ET.Element) -> str | None:
+    """'exercises/03_spsc/mpmc.ipynb' -> '03_spsc/mpmc' (nbval's classname
+    is the notebook's path with dots for slashes)."""
+    cls = testcase.get("classname", "") or testcase.get("file", "")
+    cls = cls.replace("/", ".")
+    if not cls.endswith(".ipynb"):
+        return None
+    parts = cls[: -len(".ipynb")].split(".")
+    for top in ("exercises", "solutions"):  # a solved copy maps to the same exercise
+        if top in parts:
+            return "/".join(parts[parts.index(top) + 1 :])
+    return None  # a chapter, not an exercise
+
+
+def class_report(paths: list[str | Path]) -> ClassReport:
+    """One JUnit XML per student (the file's stem is the student's name).
+    An exercise passes when every cell of its notebook passed."""
+    rep = ClassReport()
+    seen: set[str] = set()
+    for p in paths:
+        path = Path(p)
+        try:
+            tree = ET.parse(path)
+        except (ET.ParseError, OSError) as exc:
+            raise ValueError(f"{path}: not a JUnit XML report ({exc})") from exc
+        res: dict[str, bool] = {}
+        for tc in tree.iter("testcase"):
+            ex = _exercise_of(tc)
+            if ex is None:
+                continue
+            ok = not any(child.tag in ("failure", "error") for child in tc)
+            res[ex] = res.get(ex, True) and ok
+            seen.add(ex)
+        rep.students[path.stem] = res
+    rep.exercises = sorted(seen)
+    return rep
