@@ -1,0 +1,108 @@
+"""Author and instructor commands: ``python -m tools COMMAND`` from the
+repository root.  ``python -m tools --help`` lists them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tools import authoring, notebooks
+
+
+def _exercises(args: argparse.Namespace) -> int:
+    if args.check:
+        problems = authoring.check()
+        for p in problems:
+            print(p)
+        if problems:
+            print("exercises/ is out of date: run `python -m tools exercises` to regenerate it from solutions/")
+            return 1
+        print("exercises/ is up to date with solutions/")
+        return 0
+    written = authoring.write(force=args.force)
+    print(f"regenerated exercises/ from solutions/ ({len(written)} files changed)")
+    for p in written:
+        print(f"  wrote {p.relative_to(authoring.ROOT)}")
+    return 0
+
+
+def _notebooks(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths] or notebooks.all_notebooks()
+    if args.check:
+        return _report_notebook_problems(paths)
+    for p in paths:
+        print(f"{p}: executed in {notebooks.execute(p.resolve()):.1f} s", flush=True)
+    return 0
+
+
+def _report_notebook_problems(paths: list[Path]) -> int:
+    bad = 0
+    for p in paths:
+        found = notebooks.problems(p)
+        for f in found:
+            print(f"{p}: {f}")
+        bad += bool(found)
+    print(f"{len(paths) - bad} of {len(paths)} notebooks are clean")
+    return 1 if bad else 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    """Regenerate -> re-execute -> check, in that order."""
+    written = authoring.write(force=args.force)
+    print(f"1/3 regenerated exercises/ ({len(written)} files changed)", flush=True)
+    layers = ("solutions", "exercises") + (("chapters",) if args.chapters else ())
+    paths = [p for p in notebooks.all_notebooks() if p.relative_to(notebooks.ROOT).parts[0] in layers]
+    for p in paths:
+        print(f"2/3 {p.relative_to(notebooks.ROOT)}: executed in {notebooks.execute(p):.1f} s", flush=True)
+    print("3/3 checks", flush=True)
+    stale = authoring.check()
+    for s in stale:
+        print(s)
+    return max(1 if stale else 0, _report_notebook_problems(notebooks.all_notebooks()))
+
+
+def _release(args: argparse.Namespace) -> int:
+    from tools.classroom import release
+
+    files = release(args.dest, ref=args.ref)
+    print(f"wrote a student release ({len(files)} files from {args.ref}, no solutions/) to {args.dest}")
+    return 0
+
+
+def _class_report(args: argparse.Namespace) -> int:
+    from tools.classroom import class_report
+
+    print(class_report(args.reports).table())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tools", description="lowlat-course: author and instructor tools.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("exercises", help="authors: regenerate exercises/ from solutions/")
+    e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
+    e.add_argument("--force", action="store_true", help="overwrite exercise files that were edited by hand")
+    n = sub.add_parser("notebooks", help="authors: re-execute notebooks in place and normalise them")
+    n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
+    n.add_argument("--check", action="store_true", help="only check the committed notebooks")
+    s = sub.add_parser("sync", help="authors: regenerate exercises/, re-execute the grading notebooks, check all")
+    s.add_argument("--chapters", action="store_true", help="re-execute the chapters too (a few minutes)")
+    s.add_argument("--force", action="store_true", help="overwrite exercise files that were edited by hand")
+    r = sub.add_parser("release", help="instructors: a student release (no solutions/, no tools/) in DEST")
+    r.add_argument("dest")
+    r.add_argument("--ref", default="HEAD", help="the commit to release (default HEAD; never the working copy)")
+    c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
+    c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
+    args = p.parse_args(argv)
+    handler = {"exercises": _exercises, "notebooks": _notebooks, "sync": _sync, "release": _release,
+               "class-report": _class_report}[args.cmd]
+    try:
+        return handler(args)
+    except (authoring.AuthoringError, FileExistsError, ValueError) as exc:
+        print(f"python -m tools {args.cmd}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
