@@ -45,8 +45,11 @@ def _environment_packages() -> set[str]:
 
 def test_environment_yml_names_the_pyproject_packages() -> None:
     proj = _pyproject()["project"]
-    wanted = {_name(r) for r in proj["dependencies"]}
-    for extra in proj["optional-dependencies"].values():
+    # environment.yml pins Python 3.11: back-ports for older Pythons are not wanted there.
+    wanted = {_name(r) for r in proj["dependencies"] if "python_version < '3.11'" not in r}
+    for name, extra in proj["optional-dependencies"].items():
+        if name == "dev":
+            continue  # authors' lint and type tools: not part of the learner's environment
         wanted |= {_name(r) for r in extra}
     have = _environment_packages()
     assert wanted - have == set(), f"environment.yml lacks {sorted(wanted - have)}"
@@ -57,16 +60,6 @@ def test_environment_yml_pins_python_and_installs_the_package() -> None:
     text = (ROOT / "environment.yml").read_text()
     assert re.search(r"^\s*-\s+python=3\.11\s*$", text, re.M)
     assert re.search(r"^\s*-\s+-e \.\s*$", text, re.M)
-
-
-def test_readme_test_command_is_what_ci_runs() -> None:
-    ci = (ROOT / ".ci/run").read_text()
-    readme = (ROOT / "README.md").read_text()
-    cmd = 'python -m pip install -e ".[test]" && python -m pytest'
-    assert cmd in readme and cmd in ci
-    ci_lines = [line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    assert ci_lines[-1].strip() == cmd  # run last, so its exit status is CI's
-    assert "python -m pip install -e \".[notebooks]\" && python -m lowlat tour" in readme
 
 
 @pytest.mark.slow

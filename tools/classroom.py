@@ -49,7 +49,7 @@ def release_problems(tree: Path) -> list[str]:
     """Why the tree at ``tree`` must not be handed out (empty when fine)."""
     found = [f"{p} (run `python -m tools exercises` and commit)" for p in authoring.check(tree)]
     for p in sorted((tree / "exercises").rglob("*")):
-        if p.is_file() and p.suffix in (".c", ".h", ".py", ".ipynb", ".md"):
+        if p.is_file() and p.suffix in authoring.SOURCE_SUFFIXES:
             text = p.read_text(errors="replace")
             found += [f"{p.relative_to(tree)} contains a solution marker ({m})" for m in MARKERS if m in text]
     for nb in sorted(list((tree / "chapters").rglob("*.ipynb")) + list((tree / "exercises").rglob("*.ipynb"))):
