@@ -29,9 +29,7 @@ def power_of_two(value: Any, name: str = "capacity") -> int:
     v = int_arg(value, name)
     if v < 2 or v & (v - 1):
         lower = 1 << max(1, v.bit_length() - 1) if v >= 2 else 2
-        raise ValueError(
-            f"{name} must be a power of two >= 2, got {v} (nearest allowed: {lower} or {lower * 2})"
-        )
+        raise ValueError(f"{name} must be a power of two >= 2, got {v} (nearest allowed: {lower} or {lower * 2})")
     return v
 
 

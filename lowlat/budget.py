@@ -12,8 +12,9 @@ stages before it, then from the unallotted reserve; whatever is left is
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -67,19 +68,27 @@ class BudgetReport:
             if s.ok:
                 continue
             eaten = ", ".join(_eaten(who, us) for who, us in s.ate)
-            out.append(f"{s.stage} overran its {s.allotment_us:g} us by {s.over_us:.1f} us at "
-                       f"P{self.percentile:g}, eating {eaten}")
+            out.append(
+                f"{s.stage} overran its {s.allotment_us:g} us by {s.over_us:.1f} us at "
+                f"P{self.percentile:g}, eating {eaten}"
+            )
         return out or [f"every stage is within its allotment at P{self.percentile:g}"]
 
     def format(self) -> str:
-        rows = [f"{'stage':<12} {'allot us':>9} {'P50 us':>8} {'P' + format(self.percentile, 'g') + ' us':>9} "
-                f"{'over us':>8}  status"]
+        rows = [
+            f"{'stage':<12} {'allot us':>9} {'P50 us':>8} {'P' + format(self.percentile, 'g') + ' us':>9} "
+            f"{'over us':>8}  status"
+        ]
         for s in self.stages:
-            rows.append(f"{s.stage:<12} {s.allotment_us:>9.1f} {s.p50_us:>8.1f} {s.p_us:>9.1f} {s.over_us:>8.1f}  "
-                        f"{'ok' if s.ok else 'OVER'}")
+            rows.append(
+                f"{s.stage:<12} {s.allotment_us:>9.1f} {s.p50_us:>8.1f} {s.p_us:>9.1f} {s.over_us:>8.1f}  "
+                f"{'ok' if s.ok else 'OVER'}"
+            )
         e2e = f"{self.end_to_end_p_us:.1f}" if self.end_to_end_p_us is not None else "n/a"
-        rows.append(f"{'total':<12} {self.total_us:>9.1f} {'':>8} {self.sum_of_stage_p_us:>9.1f}  "
-                    f"(end-to-end P{self.percentile:g}: {e2e} us)")
+        rows.append(
+            f"{'total':<12} {self.total_us:>9.1f} {'':>8} {self.sum_of_stage_p_us:>9.1f}  "
+            f"(end-to-end P{self.percentile:g}: {e2e} us)"
+        )
         return "\n".join(rows + [""] + self.sentences())
 
     def plot(self, ax: Any = None, title: str | None = None) -> Any:
@@ -90,14 +99,21 @@ class BudgetReport:
 
         if ax is None:
             _, ax = plt.subplots(figsize=(8, 3.2))
-        colors = plt.get_cmap("tab10").colors
-        for col, (label, key) in enumerate((("allotment", "allotment_us"), (f"P{self.percentile:g}", "p_us"))):
+        colors = plt.get_cmap("tab10")(range(10))
+        for col, key in enumerate(("allotment_us", "p_us")):
             left = 0.0
             for i, s in enumerate(self.stages):
                 w = getattr(s, key)
                 over = key == "p_us" and not s.ok
-                ax.barh(col, w, left=left, color=colors[i % 10], edgecolor="red" if over else "white",
-                        linewidth=2 if over else 0.5, label=s.stage if col == 0 else None)
+                ax.barh(
+                    col,
+                    w,
+                    left=left,
+                    color=colors[i % 10],
+                    edgecolor="red" if over else "white",
+                    linewidth=2 if over else 0.5,
+                    label=s.stage if col == 0 else None,
+                )
                 if w > self.total_us * 0.06:
                     ax.text(left + w / 2, col, s.stage, ha="center", va="center", fontsize=8, color="white")
                 left += w
@@ -128,8 +144,9 @@ def _check_stages(allotments: Mapping[str, float] | Sequence[tuple[str, float]])
 def stage_percentiles(samples_ns: Mapping[str, Any], percentile: float) -> dict[str, float]:
     """The ``percentile`` of each stage's samples, ns in, us out (numpy's
     default linear interpolation)."""
-    return {k: float(np.percentile(np.asarray(v, dtype=np.float64), percentile)) / 1000.0
-            for k, v in samples_ns.items()}
+    return {
+        k: float(np.percentile(np.asarray(v, dtype=np.float64), percentile)) / 1000.0 for k, v in samples_ns.items()
+    }
 
 
 def attribute(stages: Sequence[tuple[str, float, float]], total_us: float) -> list[tuple[tuple[str, float], ...]]:
@@ -167,8 +184,10 @@ def reallocate(measured_us: Mapping[str, float], total_us: float) -> dict[str, f
     the needs alone exceed the total."""
     need = sum(measured_us.values())
     if need > total_us:
-        raise ValueError(f"the measured stages need {need:.1f} us, more than the {total_us:g} us budget: "
-                         "no allotment can fit; make a stage faster or the budget larger")
+        raise ValueError(
+            f"the measured stages need {need:.1f} us, more than the {total_us:g} us budget: "
+            "no allotment can fit; make a stage faster or the budget larger"
+        )
     if need == 0:
         share = total_us / len(measured_us)
         return {k: share for k in measured_us}
@@ -201,8 +220,10 @@ class Budget:
         missing = [s for s in self.allotments if s not in samples_ns]
         extra = [s for s in samples_ns if s not in self.allotments]
         if missing or extra:
-            raise ValueError(f"samples must have exactly the budget's stages {list(self.allotments)}; "
-                             f"missing {missing}, unknown {extra}")
+            raise ValueError(
+                f"samples must have exactly the budget's stages {list(self.allotments)}; "
+                f"missing {missing}, unknown {extra}"
+            )
         arrays = {k: np.asarray(samples_ns[k]) for k in self.allotments}
         for k, a in arrays.items():
             if a.size == 0:
@@ -215,8 +236,10 @@ class Budget:
         lengths = {a.size for a in arrays.values()}
         e2e = None
         if len(lengths) == 1:
-            e2e = float(np.percentile(np.sum([a.astype(np.float64) for a in arrays.values()], axis=0),
-                                      percentile)) / 1000.0
+            e2e = (
+                float(np.percentile(np.sum([a.astype(np.float64) for a in arrays.values()], axis=0), percentile))
+                / 1000.0
+            )
         return BudgetReport(self.total_us, float(percentile), stages, e2e)
 
     def reallocated(self, report: BudgetReport) -> Budget:

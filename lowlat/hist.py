@@ -6,8 +6,9 @@ within a relative error of ``10**-sig_figs``; memory is fixed at creation.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

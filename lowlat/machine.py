@@ -3,7 +3,6 @@ probes the doctor reports (compiler, pinning, counters, timers)."""
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 import sys
@@ -26,7 +25,9 @@ def cpu_model() -> str:
         pass
     if sys.platform == "darwin":
         try:
-            out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5)
+            out = subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5
+            )
             if out.stdout.strip():
                 return out.stdout.strip()
         except (OSError, subprocess.SubprocessError):
@@ -35,7 +36,7 @@ def cpu_model() -> str:
 
 
 def virtualization() -> str:
-    """"KVM VM", "VM" or "" (bare metal / unknown), from /proc/cpuinfo and DMI."""
+    """ "KVM VM", "VM" or "" (bare metal / unknown), from /proc/cpuinfo and DMI."""
     try:
         with open("/proc/cpuinfo") as f:
             hyper = any(" hypervisor" in line for line in f if line.startswith("flags"))
@@ -81,10 +82,13 @@ def perf_counters() -> PerfCounters:
     if sys.platform != "linux":
         return PerfCounters(False, "perf counters are a Linux facility; not available on this OS")
     if r.status == lib.LL_ENOTSUP:
-        return PerfCounters(False, "no hardware counters exposed (usual in VMs and containers); use getrusage, "
-                            "cachegrind and timing instead")
-    return PerfCounters(False, f"perf_event_open refused (errno {r.os_errno}); check "
-                        "/proc/sys/kernel/perf_event_paranoid")
+        return PerfCounters(
+            False,
+            "no hardware counters exposed (usual in VMs and containers); use getrusage, cachegrind and timing instead",
+        )
+    return PerfCounters(
+        False, f"perf_event_open refused (errno {r.os_errno}); check /proc/sys/kernel/perf_event_paranoid"
+    )
 
 
 @dataclass(frozen=True)
@@ -124,5 +128,15 @@ def machine_label() -> str:
     return machine().label()
 
 
-__all__ = ["Machine", "PerfCounters", "c_compiler", "compiler", "cpu_model", "machine", "machine_label", "perf_counters",
-           "probe_pinning", "virtualization"]
+__all__ = [
+    "Machine",
+    "PerfCounters",
+    "c_compiler",
+    "compiler",
+    "cpu_model",
+    "machine",
+    "machine_label",
+    "perf_counters",
+    "probe_pinning",
+    "virtualization",
+]

@@ -38,7 +38,7 @@ class Block:
     its contents belong to whoever allocates the block next once freed.
     """
 
-    __slots__ = ("_pool", "_ptr", "_index")
+    __slots__ = ("_index", "_pool", "_ptr")
 
     def __init__(self, pool: Pool, ptr: Any, index: int) -> None:
         self._pool = pool
@@ -127,9 +127,7 @@ class Pool:
         """
         if isinstance(block, Block):
             if block.pool is not self:
-                raise ForeignPointerError(
-                    f"{block!r} belongs to another pool; free it with that pool's free()"
-                )
+                raise ForeignPointerError(f"{block!r} belongs to another pool; free it with that pool's free()")
             ptr = block._ptr
         elif isinstance(block, int) and not isinstance(block, bool):
             if block <= 0 or block >= 2**64:

@@ -69,8 +69,13 @@ def opt_flags(sanitizer: str | None = None) -> list[str]:
     if sanitizer == "thread":
         return ["-O1", "-g", "-fsanitize=thread"]
     if sanitizer == "address":
-        return ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
-                "-fno-sanitize-recover=undefined"]
+        return [
+            "-O1",
+            "-g",
+            "-fno-omit-frame-pointer",
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=undefined",
+        ]
     raise ValueError(f"sanitizer must be None, 'thread' or 'address', got {sanitizer!r}")
 
 
@@ -114,5 +119,21 @@ def compile_c(
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env)
 
 
-__all__ = ["ASAN_EXIT", "COMMON", "CSRC", "DEMOS", "ROOT", "SANITIZERS", "STD", "TSAN_EXIT", "WARNINGS", "c_compiler",
-           "compile_c", "core_sources", "include_dirs", "opt_flags", "require_compiler", "sanitizer_env"]
+__all__ = [
+    "ASAN_EXIT",
+    "COMMON",
+    "CSRC",
+    "DEMOS",
+    "ROOT",
+    "SANITIZERS",
+    "STD",
+    "TSAN_EXIT",
+    "WARNINGS",
+    "c_compiler",
+    "compile_c",
+    "core_sources",
+    "include_dirs",
+    "opt_flags",
+    "require_compiler",
+    "sanitizer_env",
+]

@@ -22,8 +22,8 @@ def _exercises(args: argparse.Namespace) -> int:
         return 0
     written = authoring.write(force=args.force)
     print(f"regenerated exercises/ from solutions/ ({len(written)} files changed)")
-    for p in written:
-        print(f"  wrote {p.relative_to(authoring.ROOT)}")
+    for path in written:
+        print(f"  wrote {path.relative_to(authoring.ROOT)}")
     return 0
 
 
@@ -95,8 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
     c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
     args = p.parse_args(argv)
-    handler = {"exercises": _exercises, "notebooks": _notebooks, "sync": _sync, "release": _release,
-               "class-report": _class_report}[args.cmd]
+    handler = {
+        "exercises": _exercises,
+        "notebooks": _notebooks,
+        "sync": _sync,
+        "release": _release,
+        "class-report": _class_report,
+    }[args.cmd]
     try:
         return handler(args)
     except (authoring.AuthoringError, FileExistsError, ValueError) as exc:

@@ -139,8 +139,11 @@ def _generated_files(root: Path) -> dict[Path, bytes]:
     ex = root / "exercises"
     if not ex.exists():
         return {}
-    return {p.relative_to(ex): p.read_bytes() for p in ex.rglob("*")
-            if p.is_file() and not any(part in SKIP_DIRS for part in p.parts)}
+    return {
+        p.relative_to(ex): p.read_bytes()
+        for p in ex.rglob("*")
+        if p.is_file() and not any(part in SKIP_DIRS for part in p.parts)
+    }
 
 
 def _committed(root: Path, rel: str) -> bytes | None:
@@ -170,8 +173,11 @@ def check(root: Path = ROOT) -> list[str]:
     have = _generated_files(root)
     problems = [f"exercises/{rel} is missing" for rel in sorted(set(want) - set(have))]
     problems += [f"exercises/{rel} has no source in solutions/" for rel in sorted(set(have) - set(want))]
-    problems += [f"exercises/{rel} differs from what solutions/{rel} generates"
-                 for rel in sorted(set(want) & set(have)) if want[rel] != have[rel]]
+    problems += [
+        f"exercises/{rel} differs from what solutions/{rel} generates"
+        for rel in sorted(set(want) & set(have))
+        if want[rel] != have[rel]
+    ]
     return problems
 
 

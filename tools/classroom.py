@@ -117,8 +117,9 @@ class ClassReport:
         head = f"{'student':<{w}}  " + "  ".join(f"{e:>{max(len(e), 4)}}" for e in self.exercises) + "  passed"
         lines = [head, "-" * len(head)]
         for student, res in sorted(self.students.items()):
-            cells = "  ".join(f"{('PASS' if res.get(e) else ('FAIL' if e in res else '-')):>{max(len(e), 4)}}"
-                              for e in self.exercises)
+            cells = "  ".join(
+                f"{('PASS' if res.get(e) else ('FAIL' if e in res else '-')):>{max(len(e), 4)}}" for e in self.exercises
+            )
             lines.append(f"{student:<{w}}  {cells}  {sum(res.values())}/{len(self.exercises)}")
         return "\n".join(lines)
 

@@ -45,8 +45,7 @@ def normalize(nb: dict[str, Any]) -> dict[str, Any]:
     """The notebook in the course's canonical form (see module doc)."""
     nb["nbformat"], nb["nbformat_minor"] = 4, 5
     lang = nb.get("metadata", {}).get("language_info", {})
-    nb["metadata"] = {"kernelspec": KERNELSPEC, "language_info": {"name": "python",
-                                                                   "pygments_lexer": "ipython3"}}
+    nb["metadata"] = {"kernelspec": KERNELSPEC, "language_info": {"name": "python", "pygments_lexer": "ipython3"}}
     if lang.get("version"):
         nb["metadata"]["language_info"]["version"] = ".".join(lang["version"].split(".")[:2])
     count = 0
@@ -121,8 +120,13 @@ def execute(path: Path, timeout_s: int = 600) -> float:
 
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
-    NotebookClient(nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}},
-                   allow_errors=False).execute()
+    NotebookClient(
+        nb,
+        timeout=timeout_s,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        allow_errors=False,
+    ).execute()
     seconds = time.perf_counter() - t0
     write(normalize(nbformat.from_dict(nb)), path)
     export_figures(path)

@@ -43,7 +43,8 @@ def _course(tmp_path: Path) -> Path:
     (root / "solutions/01_x/adder").mkdir(parents=True)
     (root / "solutions/01_x/adder/adder.c").write_text(
         "int add(int a, int b)\n{\n    /* BEGIN SOLUTION */\n    return a + b;\n    /* END SOLUTION */\n"
-        "    /* BEGIN STUB\n    return 0;\n    END STUB */\n}\n")
+        "    /* BEGIN STUB\n    return 0;\n    END STUB */\n}\n"
+    )
     (root / "solutions/01_x/adder/README.md").write_text("# add two numbers\n")
     authoring.write(root)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
@@ -92,8 +93,9 @@ def test_the_generator_refuses_where_there_are_no_solutions(tmp_path: Path) -> N
 
 
 def test_the_command_says_why_in_one_line_and_exits_2(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-m", "tools", "exercises", "--check"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "tools", "exercises", "--check"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0 and "up to date" in res.stdout, res.stdout + res.stderr
     moved = subprocess.run([sys.executable, "-m", "lowlat", "exercises"], capture_output=True, text=True, timeout=60)
     assert moved.returncode == 2 and "python -m tools exercises" in moved.stderr

@@ -17,4 +17,4 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     assert "set -euo pipefail" in ci_lines  # any failing step fails CI
     for check in ("ruff check", "ruff format --check", "mypy", "lint-imports", "clang-format", "pytest tools/tests"):
         assert any(check in line for line in ci_lines), f".ci/run does not run {check}"
-    assert "python -m pip install -e \".[notebooks]\" && python -m lowlat tour" in readme
+    assert 'python -m pip install -e ".[notebooks]" && python -m lowlat tour' in readme

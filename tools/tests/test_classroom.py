@@ -17,8 +17,11 @@ def test_class_report_table(tmp_path: Path) -> None:
     def report(name: str, results: dict[str, bool]) -> Path:
         cases = "".join(
             f'<testcase classname="exercises.{nb.replace("/", ".")}.ipynb" name="Cell {i}">'
-            + ("" if ok else "<failure message='differ'/>") + "</testcase>"
-            for nb, ok in results.items() for i in (0, 1))
+            + ("" if ok else "<failure message='differ'/>")
+            + "</testcase>"
+            for nb, ok in results.items()
+            for i in (0, 1)
+        )
         p = tmp_path / f"{name}.xml"
         p.write_text(f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>')
         return p
@@ -35,6 +38,7 @@ def test_class_report_table(tmp_path: Path) -> None:
     bad.write_text("not xml")
     with pytest.raises(ValueError, match="not a JUnit XML report"):
         class_report([bad])
-    cli = subprocess.run([sys.executable, "-m", "tools", "class-report", str(a), str(b)], cwd=ROOT,
-                         capture_output=True, text=True)
+    cli = subprocess.run(
+        [sys.executable, "-m", "tools", "class-report", str(a), str(b)], cwd=ROOT, capture_output=True, text=True
+    )
     assert cli.returncode == 0 and "alice" in cli.stdout and "2/2" in cli.stdout

@@ -35,6 +35,11 @@ def test_problems_are_detected(tmp_path: Path) -> None:
     p = tmp_path / "nb.ipynb"
     p.write_text(json.dumps(nb))
     found = "\n".join(notebooks.problems(p))
-    for expected in ("was never executed", "error output (ValueError)", "machine-specific path",
-                     "execution count 99", "not normalised"):
+    for expected in (
+        "was never executed",
+        "error output (ValueError)",
+        "machine-specific path",
+        "execution count 99",
+        "not normalised",
+    ):
         assert expected in found, found

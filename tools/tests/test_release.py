@@ -25,8 +25,11 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complete
 def _digest(root: Path) -> dict[str, str]:
     """Every student-visible file's hash (build products and caches aside)."""
     skip = {"__pycache__", ".pytest_cache", ".hypothesis", "build", ".ipynb_checkpoints"}
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file() and not skip & set(p.relative_to(root).parts) and not p.name.startswith("_core")}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not skip & set(p.relative_to(root).parts) and not p.name.startswith("_core")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +91,9 @@ def test_the_release_test_command_passes_there(release: Path) -> None:
     """The README's test command (its pytest half; the install is the
     in-place build above), with the browser test left to the main suite."""
     before = _digest(release)
-    res = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not browser"], release,
-               timeout=1800)
+    res = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not browser"], release, timeout=1800
+    )
     tail = res.stdout[-4000:] + res.stderr[-2000:]
     assert res.returncode == 0, tail
     assert " passed" in res.stdout.splitlines()[-1], tail
