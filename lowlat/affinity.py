@@ -11,6 +11,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from lowlat import topology
 from lowlat._check import int_arg
 from lowlat._lib import lib
 
@@ -40,6 +41,9 @@ def probe_pinning(cpu: int = 0) -> PinProbe:
     c = int_arg(cpu, "cpu", minimum=0)
     if c >= cpu_count():
         raise ValueError(f"cpu must be in 0..{cpu_count() - 1} on this machine, got {c}")
+    usable = usable_cpus()
+    if c not in usable:
+        return PinProbe(c, False, f"CPU {c} is outside this process's affinity mask (usable: {_cpu_list(usable)})")
     rc = int(lib.ll_affinity_probe(c))
     if rc == lib.LL_OK:
         return PinProbe(c, True, f"a thread pinned to CPU {c} ran there")
@@ -49,13 +53,19 @@ def probe_pinning(cpu: int = 0) -> PinProbe:
     return PinProbe(c, False, f"the OS refused to pin to CPU {c} (a cpuset or container limit?)")
 
 
+def _cpu_list(cpus: list[int]) -> str:
+    return ", ".join(str(c) for c in cpus)
+
+
 def bench_cpus() -> tuple[int, int]:
-    """Two CPUs for a producer/consumer pair: two distinct usable CPUs where
-    pinning works, else (-1, -1) meaning "leave them unpinned"."""
-    cpus = usable_cpus()
-    if len(cpus) < 2:
+    """Two CPUs for a producer/consumer pair, inside this process's affinity
+    mask, on two different physical cores whenever such a pair exists (never
+    SMT siblings then: they share one core's caches and execution units), and
+    only where pinning works; else (-1, -1), meaning "leave them unpinned"."""
+    pair = topology.pick_pair(usable_cpus(), topology.cpus())
+    if pair is None:
         return (-1, -1)
-    a, b = cpus[0], cpus[1]
+    a, b = pair
     if not (probe_pinning(a).works and probe_pinning(b).works):
         return (-1, -1)
     return (a, b)

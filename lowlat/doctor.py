@@ -3,9 +3,11 @@ what that means for the course."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import lowlat._core as _core
+from lowlat import topology
 from lowlat.affinity import usable_cpus
 from lowlat.clock import clock_info
 from lowlat.machine import compiler, machine, perf_counters, probe_pinning
@@ -32,7 +34,11 @@ def diagnose() -> Report:
     rep.facts.append(("C compiler", cc or "NOT FOUND"))
     rep.facts.append(("core build", _core.__file__))
     rep.facts.append(("CPU", m.cpu_model))
-    rep.facts.append(("CPUs", f"{m.cpus} online, {m.usable_cpus} usable by this process"))
+    quota = f", a CPU quota of {m.quota_cpus:g} CPU" if math.isfinite(m.quota_cpus) else ", no CPU quota"
+    rep.facts.append(("CPUs", f"{m.cpus} online, {m.usable_cpus} usable by this process{quota}"))
+    rep.facts.append(("topology", m.topology_line()))
+    busy = topology.load(0.2)
+    rep.facts.append(("load", busy.describe()))
     rep.facts.append(
         ("platform", f"{m.os} {m.arch}, Python {m.python}" + (f", {m.virtualization}" if m.virtualization else ""))
     )
@@ -55,6 +61,11 @@ def diagnose() -> Report:
         )
     else:
         rep.facts.append(("TSC", "none: the monotonic clock is used for every stamp"))
+    if ci.tsc_available and ci.tsc_ticks_per_ns > 0 and 1 / ci.tsc_ticks_per_ns > 5:
+        rep.notes.append(
+            f"The timestamp counter ticks every {1 / ci.tsc_ticks_per_ns:.0f} ns: single-operation histograms are "
+            "quantised to that step; time batches of operations for anything shorter."
+        )
     rep.facts.append(("perf_counter_ns", f"{ci.python_perf_counter_ns:.1f} ns per call from a Python loop"))
 
     if not cc:
@@ -70,12 +81,25 @@ def diagnose() -> Report:
             "switch to yielding waits; read their numbers as 'what one core does', not as queue speed."
         )
     elif m.usable_cpus == 2:
-        rep.notes.append(
-            "2 CPUs: every two-thread demo runs, one thread per core. Demos with more spinning threads "
-            "than cores (4x4 MPMC) show the collapse on purpose."
-        )
+        rep.notes.append("2 CPUs: every two-thread demo runs, one thread per core.")
     else:
         rep.notes.append(f"{m.usable_cpus} CPUs: every demo has the cores it needs.")
+    if math.isfinite(m.quota_cpus) and m.quota_cpus < min(2.0, m.usable_cpus):
+        rep.notes.append(
+            f"A CPU quota of {m.quota_cpus:g} CPU (a container or cgroup limit): two threads cannot both run "
+            "all the time, so spinning waits are throttled and two-thread ratios come out inflated. The "
+            "benchmarks switch to yielding waits; read ratios as this container's, not the hardware's."
+        )
+    if m.smt:
+        rep.notes.append(
+            "SMT siblings: two logical CPUs share a physical core. Pinned pairs go to two different "
+            "physical cores where there are any; a pair of siblings shares its L1 and shows a shorter hand-off."
+        )
+    if busy.busy(m.usable_cpus):
+        rep.notes.append(
+            f"Other work is running ({busy.describe()}): every timing will be noisier and tails longer. "
+            "Close what you can, or read the numbers as this busy machine's."
+        )
     if not pin.works:
         rep.notes.append(
             "No pinning: threads may move between cores mid-run, so two-thread results vary more; "

@@ -3,26 +3,49 @@ probes the doctor reports (compiler, pinning, counters, timers)."""
 
 from __future__ import annotations
 
+import math
 import platform
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+from lowlat import topology
 from lowlat._lib import ffi, lib
 from lowlat.affinity import cpu_count, probe_pinning, usable_cpus
 from lowlat.toolchain import c_compiler
 
+# ARM Linux names the core by implementer and part number, not by a "model
+# name" line; these are the implementers a learner's board or cloud VM has.
+ARM_IMPLEMENTERS = {
+    "0x41": "Arm",
+    "0x42": "Broadcom",
+    "0x48": "HiSilicon",
+    "0x4e": "NVIDIA",
+    "0x51": "Qualcomm",
+    "0x61": "Apple",
+    "0xc0": "Ampere",
+}
+
+
+def _cpuinfo() -> list[tuple[str, str]]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return [(k.strip().lower(), v.strip()) for k, _, v in (line.partition(":") for line in f) if v]
+    except OSError:
+        return []
+
 
 def cpu_model() -> str:
     """The CPU's marketing name, or the architecture when the OS hides it."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    info = _cpuinfo()
+    for key, value in info:
+        if key in ("model name", "hardware", "cpu model"):
+            return value
+    fields = dict(reversed(info))  # the first CPU's values
+    if "cpu implementer" in fields:
+        vendor = ARM_IMPLEMENTERS.get(fields["cpu implementer"].lower(), f"implementer {fields['cpu implementer']}")
+        return f"{vendor} part {fields.get('cpu part', '?')} ({platform.machine()})"
     if sys.platform == "darwin":
         try:
             out = subprocess.run(
@@ -36,12 +59,27 @@ def cpu_model() -> str:
 
 
 def virtualization() -> str:
-    """ "KVM VM", "VM" or "" (bare metal / unknown), from /proc/cpuinfo and DMI."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            hyper = any(" hypervisor" in line for line in f if line.startswith("flags"))
-    except OSError:
-        return ""
+    """ "VM (vendor)", "VM" or "" (bare metal / unknown): the x86 hypervisor
+    flag in /proc/cpuinfo, or on ARM (no flags line) /sys/hypervisor and a
+    DMI vendor naming a hypervisor."""
+    info = _cpuinfo()
+    has_flags = any(k == "flags" for k, _ in info)
+    hyper = any(k == "flags" and " hypervisor" in f" {v} " for k, v in info)
+    if not has_flags:
+        try:
+            with open("/sys/hypervisor/type") as f:
+                hyper = bool(f.read().strip())
+        except OSError:
+            hyper = False
+        try:
+            with open("/sys/class/dmi/id/sys_vendor") as f:
+                vendor = f.read().strip().lower()
+            hyper = hyper or any(
+                v in vendor
+                for v in ("qemu", "kvm", "amazon ec2", "google", "microsoft", "vmware", "xen", "innotek", "parallels")
+            )
+        except OSError:
+            pass
     if not hyper:
         return ""
     for path in ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"):
@@ -100,11 +138,37 @@ class Machine:
     os: str
     virtualization: str
     python: str
+    physical_cores: int = 0  # among the usable CPUs; 0 where the OS does not say
+    smt: bool = False  # some usable CPU shares its physical core with another
+    quota_cpus: float = math.inf  # a cgroup CPU quota, in CPUs' worth of time
+    line_size: int = 64  # bytes, L1 data cache line
+    page_size: int = 4096  # bytes
 
     def label(self) -> str:
         """One line for plot titles and result headers."""
         vm = f", {self.virtualization}" if self.virtualization else ""
-        return f"{self.cpu_model}, {self.cpus} CPU{'s' if self.cpus != 1 else ''}, {self.os} {self.arch}{vm}"
+        usable = f" ({self.usable_cpus} usable)" if self.usable_cpus != self.cpus else ""
+        quota = f", quota {self.quota_cpus:g} CPU" if math.isfinite(self.quota_cpus) else ""
+        return (
+            f"{self.cpu_model}, {self.cpus} CPU{'s' if self.cpus != 1 else ''}{usable}{quota}, "
+            f"{self.os} {self.arch}{vm}"
+        )
+
+    @property
+    def effective_cpus(self) -> float:
+        """CPUs this process can keep busy at once: its usable CPUs, or its
+        quota when that is smaller."""
+        return min(float(self.usable_cpus), self.quota_cpus)
+
+    def topology_line(self) -> str:
+        """Cores, SMT and sizes in one line (for the doctor and chapter headers)."""
+        cores = (
+            f"{self.physical_cores} physical core{'s' if self.physical_cores != 1 else ''}"
+            if self.physical_cores
+            else "physical cores not reported"
+        )
+        smt = "SMT siblings among them" if self.smt else "no SMT siblings"
+        return f"{cores}, {smt}; {self.line_size} B cache lines, {self.page_size // 1024} KiB pages"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -113,14 +177,21 @@ class Machine:
 @lru_cache(maxsize=1)
 def machine() -> Machine:
     """Facts about this machine (cached: they do not change in a session)."""
+    usable = usable_cpus()
+    mine = [c for c in topology.cpus() if c.cpu in usable]
     return Machine(
         cpu_model=cpu_model(),
         cpus=cpu_count(),
-        usable_cpus=len(usable_cpus()),
+        usable_cpus=len(usable),
         arch=platform.machine(),
         os=platform.system(),
         virtualization=virtualization(),
         python=platform.python_version(),
+        physical_cores=topology.physical_cores(mine) if mine else 0,
+        smt=any(len(set(c.siblings) & set(usable)) > 1 for c in mine),
+        quota_cpus=topology.cpu_quota().cpus,
+        line_size=topology.line_size(),
+        page_size=topology.page_size(),
     )
 
 
