@@ -55,10 +55,11 @@ def _tour(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from lowlat.grading import EXERCISES, grade, report_timing
+    from lowlat.grading import exercises, grade, report_timing
 
-    if args.name not in EXERCISES:
-        print(f"unknown exercise {args.name!r}; known: {', '.join(sorted(EXERCISES))}", file=sys.stderr)
+    known = exercises()
+    if args.name not in known:
+        print(f"unknown exercise {args.name!r}; known: {', '.join(sorted(known))}", file=sys.stderr)
         return 2
     try:
         report = grade(args.name, args.file)
@@ -66,7 +67,7 @@ def _grade(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     report.print()
-    if report.ok and EXERCISES[args.name].timing is not None and not args.no_timing:
+    if report.ok and known[args.name].timing is not None and not args.no_timing:
         print(report_timing(args.name, args.file))
     return 0 if report.ok else 1
 
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
     g = sub.add_parser("grade", help="grade one exercise file: a PASS/FAIL line per check and a verdict")
     g.add_argument("name", help="the exercise (e.g. mpmc)")
-    g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc.c)")
+    g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc/mpmc.c)")
     g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
     for name in MOVED:
         m = sub.add_parser(name, add_help=False)

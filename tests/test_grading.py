@@ -1,51 +1,81 @@
-"""The grader, both directions: every generated stub is rejected, every
-solution accepted, deliberately broken MPMC queues are each rejected for the
-right reason, and crashes, hangs and compile errors become FAIL lines."""
+"""The grader, both directions: every stub (generated from its solution) is
+rejected, every solution accepted, deliberately broken MPMC queues are each
+rejected for the right reason, and crashes, hangs and compile errors become
+FAIL lines.  The exercises are found from their folders (exercise.toml), as
+the grader finds them: adding an exercise is adding a folder."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from lowlat import authoring
-from lowlat.grading import EXERCISES, grade
+from lowlat.grading import discover, grade
 from lowlat.grading.core import run_child
+from lowlat.grading.pyharness import refuses_reference
+from lowlat.grading.spec import SpecError
+
+try:  # the generator: in tools/ (author's checkout only; a student release has neither)
+    from tools import authoring
+except ImportError:
+    try:
+        from lowlat import authoring  # type: ignore[attr-defined,no-redef]
+    except ImportError:
+        authoring = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLUTION = {
-    "budget": ROOT / "solutions/01_budgets/budget_report.py",
-    "handle_pool": ROOT / "solutions/02_pool/handle_pool.c",
-    "ring": ROOT / "solutions/03_spsc/ring.c",
-    "mpmc": ROOT / "solutions/03_spsc/mpmc.c",
-    "prefetch": ROOT / "solutions/06_training/prefetch.py",
-    "co_correct": ROOT / "solutions/04_measurement/co_correct.py",
-    "loglinear": ROOT / "solutions/04_measurement/loglinear.py",
-    "recorder": ROOT / "solutions/05_pipeline/recorder.c",
-}
+FOUND = discover(ROOT)  # from solutions/ in the author's checkout, else from exercises/
+HAVE_SOLUTIONS = (ROOT / "solutions").is_dir() and authoring is not None
+needs_solutions = pytest.mark.skipif(
+    not HAVE_SOLUTIONS, reason="needs solutions/ and the generator (author's checkout)"
+)
+NAMES = sorted(FOUND) if HAVE_SOLUTIONS else []
 
 
+def solution(name: str) -> Path:
+    """The completed file of exercise ``name`` in its solutions/ folder."""
+    ex = FOUND[name]
+    return ex.folder / ex.filename
+
+
+def stub_text(name: str) -> str:
+    """What the learner is given for exercise ``name``: generated from the
+    solution, never read from exercises/ (a learner's finished file there must
+    not make this suite fail)."""
+    path = solution(name)
+    return authoring.make_stub(path.read_text(), path.suffix, str(path.relative_to(ROOT)))
+
+
+@needs_solutions
 def test_every_exercise_has_a_solution_and_a_stub() -> None:
-    assert set(SOLUTION) == set(EXERCISES)
-    for name, path in SOLUTION.items():
+    assert FOUND, "no exercise.toml found under solutions/"
+    for name, ex in FOUND.items():
+        assert ex.folder.is_relative_to(ROOT / "solutions"), ex.folder
+        path = solution(name)
+        assert path.is_file(), f"{path} missing: {ex.folder / 'exercise.toml'} names it"
+        assert ex.checks_path.is_file()
         stub = ROOT / "exercises" / path.relative_to(ROOT / "solutions")
-        assert stub.exists(), f"{stub} missing: run python -m lowlat exercises"
-        assert EXERCISES[name].filename == path.name
+        assert stub.exists(), f"{stub} missing: run python -m tools exercises"
+        assert FOUND[name].filename == path.name
 
 
+@needs_solutions
 def test_exercises_are_generated_from_solutions() -> None:
-    assert authoring.check() == [], "exercises/ is out of date: run `python -m lowlat exercises`"
+    assert authoring.check() == [], "exercises/ is out of date: run `python -m tools exercises`"
 
 
+@needs_solutions
 def test_stubs_contain_no_solution() -> None:
-    for path in SOLUTION.values():
-        stub = (ROOT / "exercises" / path.relative_to(ROOT / "solutions")).read_text()
+    for name in FOUND:
+        stub = stub_text(name)
         assert "BEGIN SOLUTION" not in stub and "END STUB" not in stub
         assert "YOUR CODE HERE" in stub
 
 
+@pytest.mark.skipif(authoring is None, reason="needs the generator (author's checkout)")
 def test_marker_errors_are_reported_with_line_numbers() -> None:
     with pytest.raises(authoring.MarkerError, match="f.c:1: BEGIN SOLUTION without END SOLUTION"):
         authoring.make_stub("/* BEGIN SOLUTION */\nint x;\n", ".c", "f.c")
@@ -56,17 +86,18 @@ def test_marker_errors_are_reported_with_line_numbers() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(SOLUTION))
+@pytest.mark.parametrize("name", NAMES)
 def test_solution_is_accepted(name: str) -> None:
-    report = grade(name, SOLUTION[name])
+    report = grade(name, solution(name))
     assert report.ok, str(report)
-    assert report.verdict() == f"{name}: {len(EXERCISES[name].checks)}/{len(EXERCISES[name].checks)} checks passed"
+    assert report.verdict() == f"{name}: {len(FOUND[name].checks)}/{len(FOUND[name].checks)} checks passed"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(SOLUTION))
-def test_generated_stub_is_rejected(name: str) -> None:
-    stub = ROOT / "exercises" / SOLUTION[name].relative_to(ROOT / "solutions")
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_stub_is_rejected(name: str, tmp_path: Path) -> None:
+    stub = tmp_path / FOUND[name].filename
+    stub.write_text(stub_text(name))
     report = grade(name, stub)
     assert not report.ok
     assert all(r.reason for r in report.results if not r.passed), "every FAIL says why"
@@ -118,11 +149,12 @@ BROKEN_MPMC = {
 }
 
 
+@needs_solutions
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(BROKEN_MPMC))
 def test_broken_mpmc_is_rejected(bug: str, tmp_path: Path) -> None:
     old, new, expected_reason = BROKEN_MPMC[bug]
-    src = SOLUTION["mpmc"].read_text()
+    src = solution("mpmc").read_text()
     assert src.count(old) >= 1, f"the solution changed: cannot apply the '{bug}' edit"
     broken = tmp_path / "mpmc.c"
     broken.write_text(src.replace(old, new, 1))
@@ -136,33 +168,44 @@ def test_broken_mpmc_is_rejected(bug: str, tmp_path: Path) -> None:
 BROKEN_PREFETCH = {
     "unbounded queue": (
         [("queue.Queue(maxsize=self.depth)", "queue.Queue()")],
-        "the producer reads ahead, but never more than depth", "at most 3 may wait",
+        "the producer reads ahead, but never more than depth",
+        "at most 3 may wait",
     ),
     "exception swallowed": (
         [("            _put(q, (_ERROR, exc), stop)\n", "            _put(q, (_END, None), stop)\n")],
-        "the source's exception reaches the consumer", "the loop ended normally",
+        "the source's exception reaches the consumer",
+        "the loop ended normally",
     ),
     "exception re-wrapped": (
         [("                    raise payload  #", "                    raise ValueError(str(payload))  #")],
-        "the source's exception reaches the consumer", "without the source's traceback",
+        "the source's exception reaches the consumer",
+        "without the source's traceback",
     ),
     "no stop on break": (
-        [("        finally:  # runs on exhaustion", "        except GeneratorExit:  # not on an early break\n"
-          "            raise\n        else:  # runs on exhaustion")],
-        "an early break stops the producer", "thread(s) still alive",
+        [
+            (
+                "        finally:  # runs on exhaustion",
+                "        except GeneratorExit:  # not on an early break\n"
+                "            raise\n        else:  # runs on exhaustion",
+            )
+        ],
+        "an early break stops the producer",
+        "thread(s) still alive",
     ),
     "depth 0 still threads": (
         [("        if self.depth == 0:\n            return iter(self.iterable)\n", "")],
-        "depth=0 reads on the caller's thread", "",
+        "depth=0 reads on the caller's thread",
+        "",
     ),
 }
 
 
+@needs_solutions
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(BROKEN_PREFETCH))
 def test_broken_prefetch_is_rejected(bug: str, tmp_path: Path) -> None:
     edits, check_text, reason = BROKEN_PREFETCH[bug]
-    src = SOLUTION["prefetch"].read_text()
+    src = solution("prefetch").read_text()
     for old, new in edits:
         assert old in src, f"the solution changed: cannot apply the '{bug}' edit ({old!r})"
         src = src.replace(old, new, 1)
@@ -176,49 +219,73 @@ def test_broken_prefetch_is_rejected(bug: str, tmp_path: Path) -> None:
 # Deliberately broken recorders and broken corrections, each caught by the named check.
 BROKEN_OTHERS = {
     "recorder: plain counter read by the monitor": (
-        "recorder", [("    _Atomic uint64_t count;\n", "    uint64_t count;\n"),
-                     ("return atomic_load_explicit(&r->count, memory_order_relaxed);", "return r->count;"),
-                     ("    uint64_t n = atomic_load_explicit(&r->count, memory_order_relaxed);\n    r->ring",
-                      "    uint64_t n = r->count;\n    r->ring"),
-                     ("atomic_store_explicit(&r->count, n + 1, memory_order_relaxed);", "r->count = n + 1;")],
-        "ThreadSanitizer: no data race", "data race"),
+        "recorder",
+        [
+            ("    _Atomic uint64_t count;\n", "    uint64_t count;\n"),
+            ("return atomic_load_explicit(&r->count, memory_order_relaxed);", "return r->count;"),
+            (
+                "    uint64_t n = atomic_load_explicit(&r->count, memory_order_relaxed);\n    r->ring",
+                "    uint64_t n = r->count;\n    r->ring",
+            ),
+            ("atomic_store_explicit(&r->count, n + 1, memory_order_relaxed);", "r->count = n + 1;"),
+        ],
+        "ThreadSanitizer: no data race",
+        "data race",
+    ),
     "recorder: grows an array on the hot path": (
-        "recorder", [("    r->ring[n % r->keep] = latency_ns;\n",
-                      "    r->ring[n % r->keep] = latency_ns;\n    static uint64_t *all;\n"
-                      "    all = realloc(all, (n + 1) * sizeof *all);\n    all[n] = latency_ns;\n")],
-        "never allocates", "allocated 1000000 times"),
+        "recorder",
+        [
+            (
+                "    r->ring[n % r->keep] = latency_ns;\n",
+                "    r->ring[n % r->keep] = latency_ns;\n    static uint64_t *all;\n"
+                "    all = realloc(all, (n + 1) * sizeof *all);\n    all[n] = latency_ns;\n",
+            )
+        ],
+        "never allocates",
+        "allocated 1000000 times",
+    ),
     "recorder: newest in the wrong order": (
-        "recorder", [("out[i] = r->ring[(n - k + i) % r->keep];", "out[k - 1 - i] = r->ring[(n - k + i) % r->keep];")],
-        "oldest first", "oldest first"),
+        "recorder",
+        [("out[i] = r->ring[(n - k + i) % r->keep];", "out[k - 1 - i] = r->ring[(n - k + i) % r->keep];")],
+        "oldest first",
+        "oldest first",
+    ),
     "co_correct: one value short per stall": (
-        "co_correct", [("np.maximum(v // interval_ns - 1, 0)", "np.maximum(v // interval_ns - 2, 0)")],
-        "as many corrected values", "record_corrected counts"),
+        "co_correct",
+        [("np.maximum(v // interval_ns - 1, 0)", "np.maximum(v // interval_ns - 2, 0)")],
+        "as many corrected values",
+        "record_corrected counts",
+    ),
     "loglinear: bucket off by one": (
-        "loglinear", [("b = max(0, value.bit_length() - (s.bit_length() - 1))",
-                       "b = max(0, value.bit_length() - s.bit_length())")],
-        "matches the core on bucket edges", "expected"),
+        "loglinear",
+        [("b = max(0, value.bit_length() - (s.bit_length() - 1))", "b = max(0, value.bit_length() - s.bit_length())")],
+        "matches the core on bucket edges",
+        "expected",
+    ),
 }
 
 
+@needs_solutions
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(BROKEN_OTHERS))
 def test_other_broken_solutions_are_rejected(bug: str, tmp_path: Path) -> None:
     name, edits, check_text, reason = BROKEN_OTHERS[bug]
-    src = SOLUTION[name].read_text()
+    src = solution(name).read_text()
     for old, new in edits:
         assert old in src, f"the solution changed: cannot apply the '{bug}' edit ({old!r})"
         src = src.replace(old, new, 1)
-    broken = tmp_path / SOLUTION[name].name
+    broken = tmp_path / solution(name).name
     broken.write_text(src)
     report = grade(name, broken)
     failed = [r for r in report.results if not r.passed]
     assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
 
 
+@needs_solutions
 @pytest.mark.slow
 def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
     bad = tmp_path / "mpmc.c"
-    bad.write_text(SOLUTION["mpmc"].read_text().replace("c->value = value;", "c->value = valu;"))
+    bad.write_text(solution("mpmc").read_text().replace("c->value = value;", "c->value = valu;"))
     report = grade("mpmc", bad)
     text = str(report)
     assert "The compiler says:" in text
@@ -228,11 +295,17 @@ def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
     assert all(r.reason == "not run: the file does not compile" for r in report.results)
 
 
+@needs_solutions
 @pytest.mark.slow
 def test_a_crash_names_the_function(tmp_path: Path) -> None:
     bad = tmp_path / "mpmc.c"
-    bad.write_text(SOLUTION["mpmc"].read_text().replace(
-        "    *out = c->value;\n", "    *out = c->value;\n    if (*out == 3)\n        *(volatile int *)0 = 1;\n", 1))
+    bad.write_text(
+        solution("mpmc")
+        .read_text()
+        .replace(
+            "    *out = c->value;\n", "    *out = c->value;\n    if (*out == 3)\n        *(volatile int *)0 = 1;\n", 1
+        )
+    )
     report = grade("mpmc", bad)
     assert "crashed with SIGSEGV in mpmc_try_pop" in str(report), str(report)
 
@@ -243,8 +316,10 @@ def test_child_outcomes_cover_every_ending() -> None:
     assert not hang.passed and hang.reason.startswith("timed out after 1 s")
     segv = run_child([py, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"], timeout_s=20)
     assert not segv.passed and segv.reason == "crashed with SIGSEGV in an unknown place"
-    abort = run_child([py, "-c", "import sys; sys.stderr.write('GRADE_CRASH_IN mpmc_try_push\\n'); import os; "
-                               "os.abort()"], timeout_s=20)
+    abort = run_child(
+        [py, "-c", "import sys; sys.stderr.write('GRADE_CRASH_IN mpmc_try_push\\n'); import os; os.abort()"],
+        timeout_s=20,
+    )
     assert abort.reason == "crashed with SIGABRT in mpmc_try_push"
     silent = run_child([py, "-c", "print('hello')"], timeout_s=20)
     assert not silent.passed and "without a result" in silent.reason
@@ -255,24 +330,201 @@ def test_child_outcomes_cover_every_ending() -> None:
 
 
 def test_grade_rejects_unknown_names_and_missing_files() -> None:
-    with pytest.raises(ValueError, match="unknown exercise 'nope'; known: budget, co_correct, handle_pool, loglinear, mpmc, "
-                                         "prefetch, recorder, ring"):
+    with pytest.raises(
+        ValueError,
+        match="unknown exercise 'nope'; known: budget, co_correct, handle_pool, loglinear, mpmc, "
+        "prefetch, recorder, ring",
+    ):
         grade("nope", "x.c")
     with pytest.raises(FileNotFoundError, match="no such file \\(the exercise file is mpmc.c\\)"):
         grade("mpmc", "/nonexistent/mpmc.c")
 
 
+@needs_solutions
 @pytest.mark.slow
-def test_cli_grade_prints_lines_and_sets_the_exit_code() -> None:
-    ok = subprocess.run([sys.executable, "-m", "lowlat", "grade", "mpmc", str(SOLUTION["mpmc"])],
-                        capture_output=True, text=True, timeout=600)
+def test_cli_grade_prints_lines_and_sets_the_exit_code(tmp_path: Path) -> None:
+    ok = subprocess.run(
+        [sys.executable, "-m", "lowlat", "grade", "mpmc", str(solution("mpmc"))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     lines = ok.stdout.splitlines()
-    assert lines[:7] == [f"PASS: {c.text}" for c in EXERCISES["mpmc"].checks]
+    assert lines[:7] == [f"PASS: {c.text}" for c in FOUND["mpmc"].checks]
     assert lines[7] == "mpmc: 7/7 checks passed"
     assert "the mutex reference" in ok.stdout and "(reported, not graded)" in ok.stdout
-    stub = subprocess.run([sys.executable, "-m", "lowlat", "grade", "mpmc", str(ROOT / "exercises/03_spsc/mpmc.c")],
-                          capture_output=True, text=True, timeout=600)
+    stub_file = tmp_path / "mpmc.c"
+    stub_file.write_text(stub_text("mpmc"))
+    stub = subprocess.run(
+        [sys.executable, "-m", "lowlat", "grade", "mpmc", str(stub_file)], capture_output=True, text=True, timeout=600
+    )
     assert stub.returncode == 1 and "mpmc: 0/7 checks passed" in stub.stdout
     unknown = subprocess.run([sys.executable, "-m", "lowlat", "grade", "nope", "x.c"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown exercise" in unknown.stderr
+
+
+# ---- adding an exercise is adding a folder -------------------------------------------------
+
+ADDER_C = {
+    "exercise.toml": """
+        name = "adder"
+        kind = "c"
+        file = "adder.c"
+        checks_file = "checks.c"
+
+        [[check]]
+        id = "small"
+        text = "adds small numbers"
+
+        [[check]]
+        id = "big"
+        text = "adds big numbers"
+        sanitizer = "address"
+        arg = "1000000"
+
+        [timing]
+        text = "{ns_per_add:.1f} ns per add"
+        """,
+    "adder.h": "#ifndef ADDER_H\n#define ADDER_H\nlong add(long a, long b);\n#endif\n",
+    "adder.c": '#include "adder.h"\nlong add(long a, long b) { return a + b; }\n',
+    "checks.c": """
+        #include "adder.h"
+        #include "grade.h"
+
+        static int small(const char *arg)
+        {
+            (void)arg;
+            return GRADE_CALL(add, 2, 3) == 5 ? grade_pass() : grade_fail("add(2, 3) is not 5");
+        }
+        static int big(const char *arg)
+        {
+            long n = (long)grade_arg_u64(arg, 0);
+            return GRADE_CALL(add, n, n) == 2 * n ? grade_pass() : grade_fail("add(%ld, %ld) is not %ld", n, n, 2 * n);
+        }
+        static int timing(const char *arg)
+        {
+            (void)arg;
+            grade_info("ns_per_add", 1.25);
+            return grade_pass();
+        }
+        GRADE_CHECKS({"small", small}, {"big", big}, {"timing", timing})
+        """,
+}
+
+ADDER_PY = {
+    "exercise.toml": """
+        name = "pyadder"
+        kind = "python"
+        file = "pyadder.py"
+        checks_file = "checks.py"
+
+        [[check]]
+        id = "no_reference"
+        text = "written here, not imported"
+
+        [[check]]
+        id = "adds"
+        text = "adds two numbers"
+        timeout = 20
+        """,
+    "pyadder.py": "def add(a, b):\n    return a + b\n",
+    "checks.py": """
+        from lowlat.grading.pyharness import refuses_reference
+
+        def no_reference(mod, path):
+            return refuses_reference(path, ["operator"], "write it yourself")
+
+        def adds(mod, path):
+            return None if mod.add(2, 3) == 5 else f"add(2, 3) returned {mod.add(2, 3)!r}"
+
+        CHECKS = {"no_reference": no_reference, "adds": adds}
+        """,
+}
+
+
+def _folder(root: Path, rel: str, files: dict[str, str]) -> Path:
+    folder = root / rel
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text).lstrip())
+    return folder
+
+
+def test_adding_an_exercise_is_adding_a_folder(tmp_path: Path) -> None:
+    c = _folder(tmp_path, "solutions/01_x/adder", ADDER_C)
+    py = _folder(tmp_path, "solutions/01_x/pyadder", ADDER_PY)
+    found = discover(tmp_path)
+    assert sorted(found) == ["adder", "pyadder"]
+    assert [ch.text for ch in found["adder"].checks] == ["adds small numbers", "adds big numbers"]
+    assert found["adder"].checks[1].sanitizer == "address" and found["adder"].checks[1].arg == "1000000"
+    assert found["pyadder"].checks[1].timeout_s == 20
+
+    ok = grade("adder", c / "adder.c", root=tmp_path, timing=True)
+    assert ok.ok, str(ok)
+    assert str(ok).splitlines()[-1] == "adder: 2/2 checks passed"
+    assert found["adder"].timing_line(ok.timing) == "1.2 ns per add"
+    (tmp_path / "mine").mkdir()
+    wrong = tmp_path / "mine/adder.c"  # the learner's copy elsewhere: the header comes from the exercise's folder
+    wrong.write_text('#include "adder.h"\nlong add(long a, long b) { return a - b; }\n')
+    bad = grade("adder", wrong, root=tmp_path)
+    assert [r.passed for r in bad.results] == [False, False]
+    assert bad.results[0].reason == "add(2, 3) is not 5"
+
+    assert grade("pyadder", py / "pyadder.py", root=tmp_path).ok
+    cheat = tmp_path / "mine/pyadder.py"
+    cheat.write_text("from operator import add\n")
+    report = grade("pyadder", cheat, root=tmp_path)
+    assert [r.line() for r in report.results] == [
+        "FAIL: written here, not imported: the file imports operator: write it yourself",
+        "PASS: adds two numbers",
+    ]
+
+
+def test_a_release_is_graded_from_exercises(tmp_path: Path) -> None:
+    # No solutions/ (a student release): the specs and checks in exercises/ are used.
+    folder = _folder(tmp_path, "exercises/01_x/pyadder", ADDER_PY)
+    assert discover(tmp_path)["pyadder"].folder == folder
+    # With solutions/ (the author's checkout), those win over exercises/.
+    _folder(tmp_path, "solutions/01_x/pyadder", ADDER_PY)
+    assert discover(tmp_path)["pyadder"].folder == tmp_path / "solutions/01_x/pyadder"
+
+
+def test_a_broken_spec_names_its_file(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "solutions/01_x/pyadder", ADDER_PY)
+    spec = folder / "exercise.toml"
+    spec.write_text(spec.read_text().replace('kind = "python"', 'kind = "rust"'))
+    with pytest.raises(SpecError, match="exercise.toml: kind must be one of c, python, got 'rust'"):
+        discover(tmp_path)
+    spec.write_text(spec.read_text().replace('kind = "rust"', 'kind = "python"').replace("timeout = 20", "tmeout = 20"))
+    with pytest.raises(SpecError, match="check 2: unknown key\\(s\\) tmeout"):
+        discover(tmp_path)
+    _folder(tmp_path, "solutions/02_y/pyadder", ADDER_PY)
+    spec.write_text(spec.read_text().replace("tmeout", "timeout"))
+    with pytest.raises(SpecError, match="the name 'pyadder' is taken"):
+        discover(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        ("import lowlat.budget\n", True),
+        ("import lowlat.budget as b\n", True),
+        ("from lowlat import budget\n", True),
+        ("from lowlat.budget import Budget, reallocate\n", True),
+        ("from lowlat import *\n", True),
+        ("import lowlat\nx = lowlat.budget.Budget\n", True),
+        ("import importlib\nb = importlib.import_module('lowlat.budget')\n", True),
+        ("from importlib import import_module\nb = import_module('.budget', 'lowlat')\n", True),
+        ("b = __import__('lowlat.budget')\n", True),
+        ("def f():\n    import lowlat.budget\n", True),
+        ("import numpy as np\nfrom lowlat import Histogram\n", False),
+        ("# from lowlat.budget import Budget\ns = 'import lowlat.budget'\n", False),
+        ("import lowlat_budget\n", False),
+    ],
+)
+def test_refuses_reference_sees_every_way_of_importing(source: str, refused: bool, tmp_path: Path) -> None:
+    f = tmp_path / "mine.py"
+    f.write_text(source)
+    reason = refuses_reference(f, ["lowlat.budget"], "write it yourself")
+    assert (reason == "the file imports lowlat.budget: write it yourself") if refused else reason is None

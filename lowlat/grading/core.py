@@ -1,48 +1,27 @@
 """Compiling, running and judging learner code.  Everything the learner
 wrote runs in a child process, so a crash, an abort or a hang becomes a FAIL
-line and the caller (a notebook kernel) lives on."""
+line and the caller (a notebook kernel) lives on.  The exercises themselves
+(what is checked, and how) are folders, found by :mod:`lowlat.grading.spec`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from lowlat.machine import c_compiler
+from lowlat import toolchain
+from lowlat.grading.spec import Check, Exercise, discover
 
-HARNESS_DIR = Path(__file__).resolve().parent / "harness"
+HARNESS_DIR = Path(__file__).resolve().parent / "harness"  # grade.h, shared by every C exercise's checks
 TSAN_MARK = "WARNING: ThreadSanitizer:"
 ASAN_MARKS = ("ERROR: AddressSanitizer:", "runtime error:", "ERROR: LeakSanitizer:")
-
-
-@dataclass(frozen=True)
-class Check:
-    """One graded property: ``id`` is passed to the harness, ``text`` is what
-    the learner reads.  ``sanitizer`` runs it in a sanitized build."""
-
-    id: str
-    text: str
-    timeout_s: float = 30.0
-    sanitizer: str | None = None  # None, "thread" or "address"
-    arg: str = ""
-
-
-@dataclass(frozen=True)
-class Exercise:
-    name: str
-    kind: str  # "c" or "python"
-    filename: str  # the file the learner edits
-    checks: tuple[Check, ...]
-    harness: str = ""  # C: harness source in HARNESS_DIR; Python: module with the checks
-    timing: Check | None = None
-    timing_text: Callable[[dict[str, float]], str] | None = None
-    cflags: tuple[str, ...] = ()  # extra compiler flags for the harness build
 
 
 @dataclass
@@ -95,34 +74,45 @@ class CompileError(Exception):
         self.output = output
 
 
-def build_c(learner: Path, harness: str, out: Path, sanitizer: str | None = None,
-            cflags: tuple[str, ...] = ()) -> Path:
-    """Compiles the learner's file with a harness.  The compiler runs in the
-    learner file's folder and is given its bare name, so its messages read
-    ``mpmc.c:42:5: error: ...``."""
-    cc = c_compiler()
+def build_c(ex: Exercise, learner: Path, out: Path, sanitizer: str | None = None) -> Path:
+    """Compiles the learner's file with the exercise's checks (and the core
+    files they need) through :func:`lowlat.toolchain.compile_c`.  The
+    compiler runs in the learner file's folder and is given its bare name, so
+    its messages read ``mpmc.c:42:5: error: ...``."""
+    cc = toolchain.c_compiler()
     if cc is None:
         raise CompileError("no C compiler found (cc, gcc or clang): install one to grade C exercises")
-    flags = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-pthread", f"-I{HARNESS_DIR}"]
-    if sanitizer == "thread":
-        flags = [f for f in flags if f != "-O2"] + ["-O1", "-fsanitize=thread"]
-    elif sanitizer == "address":
-        flags = [f for f in flags if f != "-O2"] + ["-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-    cmd = [cc, *flags, *cflags, learner.name, str(HARNESS_DIR / harness), "-o", str(out), "-lm"]
-    env = dict(os.environ, LC_ALL="C")  # plain ASCII quotes in the messages
-    res = subprocess.run(cmd, cwd=learner.parent, capture_output=True, text=True, timeout=120, env=env)
+    sources: list[str | Path] = [learner.name, ex.checks_path, *(toolchain.CSRC / s for s in ex.core_sources)]
+    res = toolchain.compile_c(
+        sources,
+        out,
+        sanitizer=sanitizer,
+        extra=ex.cflags,
+        includes=[ex.folder, HARNESS_DIR],
+        cwd=learner.parent,
+        cc=cc,
+        timeout_s=120,
+    )
     if res.returncode != 0:
-        raise CompileError(_compiler_lines(res.stderr + res.stdout, learner.name))
+        raise CompileError(
+            _compiler_lines(res.stderr + res.stdout, learner.name, [ex.folder, HARNESS_DIR, toolchain.CSRC])
+        )
     return out
 
 
-def _compiler_lines(text: str, filename: str) -> str:
+def _compiler_lines(text: str, filename: str, strip: list[Path]) -> str:
     """The compiler's messages about the learner's file (all of them if none
-    names it), without the harness's paths."""
+    names it), without the checks' and the core's paths."""
     lines = text.strip().splitlines()
     mine = [ln for ln in lines if ln.startswith(filename) or ln.startswith(" ") or ln.startswith("In function")]
     keep = mine if any(ln.startswith(filename) for ln in mine) else lines
-    return "\n".join(ln.replace(str(HARNESS_DIR) + os.sep, "") for ln in keep[:40])
+    prefixes = sorted({str(p) + os.sep for p in strip}, key=len, reverse=True)
+    out = []
+    for ln in keep[:40]:
+        for prefix in prefixes:
+            ln = ln.replace(prefix, "")
+        out.append(ln)
+    return "\n".join(out)
 
 
 # ---- running ------------------------------------------------------------------------
@@ -144,15 +134,11 @@ def _signal_name(rc: int) -> str:
 
 def run_child(cmd: list[str], timeout_s: float, sanitizer: str | None = None, env: dict | None = None) -> ChildOutcome:
     """Runs one check; turns every way a child can end into PASS/FAIL."""
-    child_env = dict(os.environ, **(env or {}))
-    if sanitizer == "thread":
-        child_env.setdefault("TSAN_OPTIONS", "halt_on_error=1 exitcode=66 report_signal_unsafe=0")
-    if sanitizer == "address":
-        child_env.setdefault("ASAN_OPTIONS", "detect_leaks=1 exitcode=67")
-        child_env.setdefault("UBSAN_OPTIONS", "halt_on_error=1 exitcode=67 print_stacktrace=1")
+    child_env = toolchain.sanitizer_env(sanitizer, dict(os.environ, **(env or {})))
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env, start_new_session=True
+        )
     except OSError as exc:
         return ChildOutcome(False, f"could not start: {exc}", {})
     try:
@@ -160,14 +146,16 @@ def run_child(cmd: list[str], timeout_s: float, sanitizer: str | None = None, en
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return ChildOutcome(False, f"timed out after {timeout_s:g} s (a hang: a lost item, a livelock, or a "
-                                   "loop waiting for a state that never comes)", {})
+        return ChildOutcome(
+            False,
+            f"timed out after {timeout_s:g} s (a hang: a lost item, a livelock, or a "
+            "loop waiting for a state that never comes)",
+            {},
+        )
     info = {}
     for m in re.finditer(r"^INFO (\w+)=(\S+)$", out, re.M):
-        try:
+        with contextlib.suppress(ValueError):
             info[m.group(1)] = float(m.group(2))
-        except ValueError:
-            pass
     if TSAN_MARK in err:
         return ChildOutcome(False, "ThreadSanitizer reports a data race:\n" + _report_head(err, TSAN_MARK), info)
     for mark in ASAN_MARKS:
@@ -178,11 +166,11 @@ def run_child(cmd: list[str], timeout_s: float, sanitizer: str | None = None, en
         where = crash.group(1) if crash else "an unknown place"
         sig = _signal_name(proc.returncode) if proc.returncode < 0 else "a signal"
         return ChildOutcome(False, f"crashed with {sig} in {where}", info)
-    m = re.search(r"^RESULT (PASS|FAIL)(?: (.*))?$", out, re.M)
-    if m is None:
+    result = re.search(r"^RESULT (PASS|FAIL)(?: (.*))?$", out, re.M)
+    if result is None:
         tail = (err.strip().splitlines() or out.strip().splitlines() or ["(no output)"])[-1]
         return ChildOutcome(False, f"ended (exit status {proc.returncode}) without a result: {tail}", info)
-    return ChildOutcome(m.group(1) == "PASS", (m.group(2) or "").strip(), info)
+    return ChildOutcome(result.group(1) == "PASS", (result.group(2) or "").strip(), info)
 
 
 def _report_head(err: str, mark: str, lines: int = 8) -> str:
@@ -198,17 +186,18 @@ def _runner(ex: Exercise, path: Path, workdir: Path, report: Report) -> Callable
     """Builds whatever the exercise needs and returns a function running one
     check, or None when the build failed (reported in ``report``)."""
     if ex.kind == "python":
+
         def run_py(check: Check) -> ChildOutcome:
-            cmd = [sys.executable, "-m", ex.harness, str(path), check.id]
+            cmd = [sys.executable, "-m", "lowlat.grading.pyharness", str(ex.checks_path), str(path), check.id]
             return run_child(cmd, check.timeout_s)
+
         return run_py
 
     builds: dict[str | None, Path] = {}
 
     def binary(sanitizer: str | None) -> Path:
         if sanitizer not in builds:
-            builds[sanitizer] = build_c(path, ex.harness, workdir / f"harness-{sanitizer or 'plain'}", sanitizer,
-                                        ex.cflags)
+            builds[sanitizer] = build_c(ex, path, workdir / f"checks-{sanitizer or 'plain'}", sanitizer)
         return builds[sanitizer]
 
     try:
@@ -227,14 +216,20 @@ def _runner(ex: Exercise, path: Path, workdir: Path, report: Report) -> Callable
     return run_c
 
 
-def grade(name: str, path: str | os.PathLike, *, timing: bool = False) -> Report:
-    """Grades ``path`` as exercise ``name``.  With ``timing=True`` the timing
-    run follows and its figures are in ``report.timing`` (not graded)."""
-    from lowlat.grading.exercises import EXERCISES
+def exercise(name: str, root: str | os.PathLike | None = None) -> Exercise:
+    """The exercise called ``name`` (a ValueError listing the known ones if
+    there is none)."""
+    known = discover(Path(root) if root is not None else None)
+    if name not in known:
+        raise ValueError(f"unknown exercise {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
 
-    if name not in EXERCISES:
-        raise ValueError(f"unknown exercise {name!r}; known: {', '.join(sorted(EXERCISES))}")
-    ex = EXERCISES[name]
+
+def grade(name: str, path: str | os.PathLike, *, timing: bool = False, root: str | os.PathLike | None = None) -> Report:
+    """Grades ``path`` as exercise ``name`` (found under ``root``, default the
+    course repository).  With ``timing=True`` the timing run follows and its
+    figures are in ``report.timing`` (not graded)."""
+    ex = exercise(name, root)
     p = Path(path).resolve()
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file (the exercise file is {ex.filename})")
@@ -252,12 +247,10 @@ def grade(name: str, path: str | os.PathLike, *, timing: bool = False) -> Report
     return report
 
 
-def report_timing(name: str, path: str | os.PathLike) -> str:
+def report_timing(name: str, path: str | os.PathLike, *, root: str | os.PathLike | None = None) -> str:
     """Runs the exercise's timing measurement (not graded) and returns one
     line such as "your queue: 41 M items/s; the mutex reference: 9 M items/s"."""
-    from lowlat.grading.exercises import EXERCISES
-
-    ex = EXERCISES[name]
+    ex = exercise(name, root)
     if ex.timing is None or ex.timing_text is None:
         return f"{name}: no timing for this exercise"
     p = Path(path).resolve()
@@ -269,4 +262,4 @@ def report_timing(name: str, path: str | os.PathLike) -> str:
         outcome = run(ex.timing)
     if not outcome.info:
         return f"{name}: no timing: {outcome.reason or 'the timing run reported nothing'}"
-    return ex.timing_text(outcome.info) + " (reported, not graded)"
+    return ex.timing_line(outcome.info) + " (reported, not graded)"

@@ -1,28 +1,63 @@
-/* grade.h - support for the exercise harnesses (one check per process).
+/* grade.h - what the checks of every C exercise share (one check per process).
  *
- * A harness is run as `harness CHECK [ARG]`: it runs one check and prints
+ * An exercise's checks (its folder's checks.c) are built with the learner's
+ * file and run as `checks CHECK [ARG]`.  A run does one check and prints
  *   RESULT PASS
  *   RESULT FAIL <reason>
  * and any number of `INFO key=value` lines (timings: reported, never graded).
- * Calls into the learner's code go through wrappers that note the function's
- * name in grade_current, so a crash is reported as "in mpmc_try_pop". */
+ *
+ * A checks.c is written as:
+ *   - its check functions, `static int check_x(const char *arg)` (arg is ""
+ *     when none was given), each returning grade_pass() or grade_fail(...);
+ *   - every call into the learner's code as GRADE_CALL(function, args...):
+ *     a crash is then reported as "in mpmc_try_pop", not "in the harness";
+ *   - at the end, its table, which also defines the shared main:
+ *       GRADE_CHECKS({"bad_capacity", check_bad_capacity}, {"timing", timing})
+ */
 #ifndef GRADE_H
 #define GRADE_H
 
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-/* The learner function running on this thread, or NULL in harness code. */
+/* The learner function running on this thread, or NULL in the checks' own code. */
 static _Thread_local const char *grade_current;
 
-#define GRADE_ENTER(name) (grade_current = (name))
-#define GRADE_LEAVE() (grade_current = NULL)
+/* Called with the function's name before every GRADE_CALL when set (e.g. to
+ * count calls for a watchdog).  Set it before starting threads. */
+static void (*grade_on_call)(const char *fn);
+
+static inline const char *grade__enter(const char *fn)
+{
+    if (grade_on_call)
+        grade_on_call(fn);
+    grade_current = fn;
+    return fn;
+}
+
+static inline void grade__leave(const char **scope)
+{
+    (void)scope;
+    grade_current = NULL;
+}
+
+/* GRADE_CALL(fn, args...) calls fn(args...) and is that call's value (or
+ * void); while it runs, a crash names fn.  The cleanup resets the name when
+ * the call has returned, whatever its type. */
+#define GRADE_CALL(fn, ...)                                                                                  \
+    __extension__({                                                                                          \
+        __attribute__((cleanup(grade__leave))) const char *grade__scope = grade__enter(#fn);                 \
+        (void)grade__scope;                                                                                  \
+        fn(__VA_ARGS__);                                                                                     \
+    })
 
 static void grade_on_signal(int sig)
 {
@@ -37,7 +72,7 @@ static void grade_on_signal(int sig)
     raise(sig);
 }
 
-static void grade_install_handlers(void)
+static inline void grade_install_handlers(void)
 {
     static char altstack[1 << 16];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0};
@@ -51,14 +86,14 @@ static void grade_install_handlers(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
-static int grade_pass(void)
+static inline int grade_pass(void)
 {
     printf("RESULT PASS\n");
     fflush(stdout);
     return 0;
 }
 
-static int grade_fail(const char *fmt, ...)
+static inline int grade_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -70,24 +105,29 @@ static int grade_fail(const char *fmt, ...)
     return 1;
 }
 
-static void grade_info(const char *key, double value)
+static inline void grade_info(const char *key, double value)
 {
     printf("INFO %s=%.6g\n", key, value);
     fflush(stdout);
 }
 
-static double grade_now_s(void)
+static inline double grade_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The check's argument as a count, or `fallback` when none was given. */
+static inline uint64_t grade_arg_u64(const char *arg, uint64_t fallback)
+{
+    return arg && arg[0] ? strtoull(arg, NULL, 10) : fallback;
+}
+
 /* A watchdog for multi-threaded checks: a detached thread that samples
  * progress() every 50 ms and, if it has not changed for `seconds`, ends the
  * check with a FAIL saying what describe() reports.  A hang then costs a few
  * seconds and says where the threads were stuck, instead of a timeout. */
-#include <pthread.h>
 typedef unsigned long long (*grade_progress_fn)(void);
 typedef const char *(*grade_describe_fn)(void);
 static grade_progress_fn grade_wd_progress;
@@ -115,7 +155,7 @@ static void *grade_wd_main(void *arg)
     return NULL;
 }
 
-static void grade_watchdog(grade_progress_fn progress, grade_describe_fn describe, double seconds)
+static inline void grade_watchdog(grade_progress_fn progress, grade_describe_fn describe, double seconds)
 {
     grade_wd_progress = progress;
     grade_wd_describe = describe;
@@ -124,5 +164,28 @@ static void grade_watchdog(grade_progress_fn progress, grade_describe_fn describ
     pthread_create(&t, NULL, grade_wd_main, NULL);
     pthread_detach(t);
 }
+
+/* ---- the table and the one main ------------------------------------------------ */
+struct grade_check {
+    const char *id;
+    int (*run)(const char *arg);
+};
+
+static inline int grade_main(int argc, char **argv, const struct grade_check *checks)
+{
+    grade_install_handlers();
+    const char *id = argc > 1 ? argv[1] : "";
+    const char *arg = argc > 2 ? argv[2] : "";
+    for (const struct grade_check *c = checks; c->id; c++)
+        if (!strcmp(c->id, id))
+            return c->run(arg);
+    return grade_fail("unknown check '%s'", id);
+}
+
+/* The check table ({"id", function}, ...) and main, which runs the check named
+ * on the command line. */
+#define GRADE_CHECKS(...)                                                                                    \
+    static const struct grade_check grade_checks[] = {__VA_ARGS__, {NULL, NULL}};                            \
+    int main(int argc, char **argv) { return grade_main(argc, argv, grade_checks); }
 
 #endif

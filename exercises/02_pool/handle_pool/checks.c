@@ -1,0 +1,220 @@
+/* checks.c - the checks of the generational handle pool exercise; see
+ * grade.h for the protocol.  usage: checks CHECK */
+#include "grade.h"
+#include "handle_pool.h"
+
+static hpool *create(size_t bs, size_t n) { return GRADE_CALL(hpool_create, bs, n); }
+static void destroy(hpool *p) { GRADE_CALL(hpool_destroy, p); }
+static uint32_t alloc_(hpool *p) { return GRADE_CALL(hpool_alloc, p); }
+static void *get(hpool *p, uint32_t h) { return GRADE_CALL(hpool_get, p, h); }
+static int free_(hpool *p, uint32_t h) { return GRADE_CALL(hpool_free, p, h); }
+
+static int check_create_args(const char *arg)
+{
+    (void)arg;
+    struct {
+        size_t bs, n;
+    } bad[] = {{0, 10}, {16, 0}, {0, 0}, {SIZE_MAX, 2}, {SIZE_MAX / 2 + 1, 2}, {16, SIZE_MAX}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hpool *p = create(bad[i].bs, bad[i].n);
+        if (p) {
+            destroy(p);
+            return grade_fail("hpool_create(%zu, %zu) returned a pool; expected NULL (zero or overflow)", bad[i].bs,
+                              bad[i].n);
+        }
+    }
+    hpool *p = create(16, 10);
+    if (!p)
+        return grade_fail("hpool_create(16, 10) returned NULL");
+    destroy(p);
+    p = create(1, 1);
+    if (!p)
+        return grade_fail("hpool_create(1, 1) returned NULL");
+    destroy(p);
+    return grade_pass();
+}
+
+enum { N = 100, BS = 24 };
+
+static int check_exhaust(const char *arg)
+{
+    (void)arg;
+    hpool *p = create(BS, N);
+    if (!p)
+        return grade_fail("hpool_create(%d, %d) returned NULL", BS, N);
+    uint32_t h[N];
+    unsigned char *m[N];
+    for (int i = 0; i < N; i++) {
+        h[i] = alloc_(p);
+        if (h[i] == 0)
+            return grade_fail("alloc %d of %d returned 0 with free blocks left", i + 1, N);
+        for (int j = 0; j < i; j++)
+            if (h[j] == h[i])
+                return grade_fail("allocs %d and %d returned the same handle %#x", j + 1, i + 1, h[i]);
+    }
+    if (alloc_(p) != 0)
+        return grade_fail("alloc %d succeeded on a pool of %d blocks (must return 0 when exhausted)", N + 1, N);
+    for (int i = 0; i < N; i++) {
+        m[i] = get(p, h[i]);
+        if (!m[i])
+            return grade_fail("get of live handle %#x returned NULL", h[i]);
+        memset(m[i], i + 1, BS);
+    }
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < BS; k++)
+            if (m[i][k] != (unsigned char)(i + 1))
+                return grade_fail("block %d was overwritten by another block's data: blocks overlap", i + 1);
+        if (get(p, h[i]) != m[i])
+            return grade_fail("get of handle %#x moved: a block must stay where it is while live", h[i]);
+    }
+    destroy(p);
+    return grade_pass();
+}
+
+static int check_free_reuse(const char *arg)
+{
+    (void)arg;
+    hpool *p = create(BS, N);
+    if (!p)
+        return grade_fail("hpool_create(%d, %d) returned NULL", BS, N);
+    uint32_t h[N];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++)
+            if ((h[i] = alloc_(p)) == 0)
+                return grade_fail("round %d: alloc %d returned 0 although every block had been freed", round + 1,
+                                  i + 1);
+        for (int i = 0; i < N; i++)
+            if (free_(p, h[i]) != 0)
+                return grade_fail("round %d: free of live handle %#x did not return 0", round + 1, h[i]);
+    }
+    destroy(p);
+    return grade_pass();
+}
+
+static int check_double_free(const char *arg)
+{
+    (void)arg;
+    hpool *p = create(BS, 4);
+    if (!p)
+        return grade_fail("hpool_create(%d, 4) returned NULL", BS);
+    uint32_t a = alloc_(p), b = alloc_(p);
+    if (free_(p, a) != 0)
+        return grade_fail("free of a live handle did not return 0");
+    if (free_(p, a) != -1)
+        return grade_fail("a second free of the same handle did not return -1 (double free undetected)");
+    if (get(p, a) != NULL)
+        return grade_fail("get of a freed handle did not return NULL");
+    if (get(p, b) == NULL)
+        return grade_fail("freeing one handle broke another live handle");
+    destroy(p);
+    return grade_pass();
+}
+
+static int check_stale(const char *arg)
+{
+    (void)arg;
+    hpool *p = create(8, 1); /* one slot: every alloc reuses it */
+    if (!p)
+        return grade_fail("hpool_create(8, 1) returned NULL");
+    enum { CYCLES = 200 };
+    uint32_t old[CYCLES];
+    for (int c = 0; c < CYCLES; c++) {
+        uint32_t h = alloc_(p);
+        if (h == 0)
+            return grade_fail("cycle %d: alloc returned 0 on a pool whose only block was freed", c + 1);
+        for (int k = 0; k < c; k++) {
+            if (old[k] == h)
+                return grade_fail("cycle %d: the reused block got the same handle as in cycle %d; a stale handle "
+                                  "would still work (add a generation)", c + 1, k + 1);
+            if (get(p, old[k]) != NULL)
+                return grade_fail("cycle %d: get of the stale handle from cycle %d returned the block", c + 1, k + 1);
+        }
+        if (get(p, h) == NULL)
+            return grade_fail("cycle %d: get of the live handle returned NULL", c + 1);
+        if (c > 0 && free_(p, old[c - 1]) != -1)
+            return grade_fail("cycle %d: free of the stale handle from cycle %d did not return -1", c + 1, c);
+        if (free_(p, h) != 0)
+            return grade_fail("cycle %d: free of the live handle did not return 0", c + 1);
+        old[c] = h;
+    }
+    destroy(p);
+    return grade_pass();
+}
+
+static int check_foreign(const char *arg)
+{
+    (void)arg;
+    hpool *a = create(16, 8), *b = create(16, 8);
+    if (!a || !b)
+        return grade_fail("hpool_create(16, 8) returned NULL");
+    uint32_t ha[8], hb[8];
+    for (int i = 0; i < 8; i++) {
+        ha[i] = alloc_(a);
+        hb[i] = alloc_(b);
+        if (!ha[i] || !hb[i])
+            return grade_fail("alloc %d of 8 returned 0 on a pool of 8 blocks", i + 1);
+    }
+    if (get(a, 0) != NULL || free_(a, 0) != -1)
+        return grade_fail("handle 0 was accepted (0 is never a valid handle)");
+    for (int i = 0; i < 8; i++) {
+        if (hb[i] == ha[i] || get(a, hb[i]) != NULL)
+            return grade_fail("a handle of another pool (%#x) was accepted by this pool, whose block %d is live: "
+                              "handles need something that tells pools apart", hb[i], i);
+        if (free_(a, hb[i]) != -1)
+            return grade_fail("free of another pool's handle %#x did not return -1", hb[i]);
+    }
+    for (int i = 0; i < 8; i++)
+        if (get(a, ha[i]) == NULL || get(b, hb[i]) == NULL)
+            return grade_fail("a refused foreign handle broke a live one");
+    destroy(a);
+    destroy(b);
+    return grade_pass();
+}
+
+static int check_all(const char *arg)
+{
+    (void)arg;
+    /* Every check in one process: run under AddressSanitizer/UBSan. */
+    int (*all[])(const char *) = {check_create_args, check_exhaust, check_free_reuse, check_double_free, check_stale,
+                          check_foreign};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        /* Each prints its own RESULT line; the first failure stops. */
+        if (all[i](arg) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int timing(const char *arg)
+{
+    (void)arg;
+    enum { ITERS = 2000000 };
+    hpool *p = create(64, 1024);
+    if (!p)
+        return grade_fail("hpool_create(64, 1024) returned NULL");
+    double t0 = grade_now_s();
+    for (int i = 0; i < ITERS; i++) {
+        uint32_t h = alloc_(p);
+        unsigned char *m = get(p, h);
+        m[0] = (unsigned char)i;
+        free_(p, h);
+    }
+    double t1 = grade_now_s();
+    volatile unsigned char sink = 0;
+    for (int i = 0; i < ITERS; i++) {
+        unsigned char *m = malloc(64);
+        m[0] = (unsigned char)i;
+        sink += m[0];
+        free(m);
+    }
+    double t2 = grade_now_s();
+    (void)sink;
+    destroy(p);
+    grade_info("hpool_ns", (t1 - t0) / ITERS * 1e9);
+    grade_info("malloc_ns", (t2 - t1) / ITERS * 1e9);
+    return grade_pass();
+}
+
+GRADE_CHECKS({"create_args", check_create_args}, {"exhaust", check_exhaust}, {"free_reuse", check_free_reuse},
+             {"double_free", check_double_free}, {"stale", check_stale}, {"foreign", check_foreign},
+             {"all", check_all}, {"timing", timing})

@@ -1,0 +1,376 @@
+/* checks.c - the checks of the MPMC exercise; see grade.h for the protocol.
+ * usage: checks CHECK [ITEMS_PER_PRODUCER] */
+#include "grade.h"
+#include "mpmc.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+/* The single-thread check counts calls for the watchdog (grade_on_call);
+ * the multi-thread ones use per-thread counters instead, to add no contention. */
+static _Atomic unsigned long long calls;
+static _Atomic(const char *) in_call;
+static void note(const char *fn)
+{
+    atomic_store_explicit(&in_call, fn, memory_order_relaxed);
+    atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
+}
+static unsigned long long call_progress(void) { return atomic_load_explicit(&calls, memory_order_relaxed); }
+static const char *call_describe(void)
+{
+    static char buf[160];
+    const char *fn = atomic_load_explicit(&in_call, memory_order_relaxed);
+    snprintf(buf, sizeof buf, "one thread, and a call to %s never returned (a loop waiting for a state that "
+             "never comes?)", fn ? fn : "the queue");
+    return buf;
+}
+
+/* Every call into the learner's code goes through these, so a crash names
+ * the function it happened in. */
+static mpmc_queue *create(size_t cap) { return GRADE_CALL(mpmc_create, cap); }
+static void destroy(mpmc_queue *q) { GRADE_CALL(mpmc_destroy, q); }
+static bool push(mpmc_queue *q, uint64_t v) { return GRADE_CALL(mpmc_try_push, q, v); }
+static bool pop(mpmc_queue *q, uint64_t *v) { return GRADE_CALL(mpmc_try_pop, q, v); }
+
+static int check_bad_capacity(const char *arg)
+{
+    (void)arg;
+    size_t bad[] = {0, 1, 3, 6, 12, 1000, (size_t)-1};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mpmc_queue *q = create(bad[i]);
+        if (q) {
+            destroy(q);
+            return grade_fail("mpmc_create(%zu) returned a queue; only powers of two >= 2 are allowed", bad[i]);
+        }
+    }
+    size_t good[] = {2, 4, 1024};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        mpmc_queue *q = create(good[i]);
+        if (!q)
+            return grade_fail("mpmc_create(%zu) returned NULL; %zu is a power of two >= 2", good[i], good[i]);
+        destroy(q);
+    }
+    return grade_pass();
+}
+
+static int check_fifo_capacity(const char *arg)
+{
+    (void)arg;
+    grade_on_call = note;
+    grade_watchdog(call_progress, call_describe, 3.0);
+    size_t caps[] = {2, 8, 1024};
+    uint64_t next = 1;
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        size_t cap = caps[c];
+        mpmc_queue *q = create(cap);
+        if (!q)
+            return grade_fail("mpmc_create(%zu) returned NULL", cap);
+        uint64_t v;
+        if (pop(q, &v))
+            return grade_fail("a new queue of capacity %zu is not empty: pop returned %llu", cap, (unsigned long long)v);
+        for (int lap = 0; lap < 3; lap++) { /* three laps: the indices wrap */
+            uint64_t first = next;
+            for (size_t i = 0; i < cap; i++)
+                if (!push(q, next++))
+                    return grade_fail("push %zu of %zu failed: a queue of capacity %zu must hold %zu items", i + 1,
+                                      cap, cap, cap);
+            if (push(q, 999999))
+                return grade_fail("push %zu succeeded: a queue of capacity %zu held more than %zu items", cap + 1,
+                                  cap, cap);
+            for (size_t i = 0; i < cap; i++) {
+                if (!pop(q, &v))
+                    return grade_fail("pop %zu of %zu failed with %zu items in the queue", i + 1, cap, cap - i);
+                if (v != first + i)
+                    return grade_fail("pop %zu returned %llu, expected %llu (first in, first out)", i + 1,
+                                      (unsigned long long)v, (unsigned long long)(first + i));
+            }
+            if (pop(q, &v))
+                return grade_fail("pop from an empty queue returned %llu", (unsigned long long)v);
+        }
+        /* Interleaved: one in, one out, many laps. */
+        for (uint64_t i = 0; i < 10 * cap; i++) {
+            if (!push(q, i) || !pop(q, &v) || v != i)
+                return grade_fail("push then pop of %llu failed or returned another value (capacity %zu)",
+                                  (unsigned long long)i, cap);
+        }
+        destroy(q);
+    }
+    return grade_pass();
+}
+
+/* ---- P producers x C consumers ----------------------------------------------
+ * Producer p sends (p << 40) | seq for seq = 0..n-1.  Every consumer checks
+ * that, for each producer, the seqs it sees increase (per-producer order);
+ * a shared counter per value checks each arrives exactly once. */
+
+#define MAXT 8
+struct run {
+    mpmc_queue *q;
+    int producers, consumers;
+    uint64_t n;
+    _Atomic int producers_done;
+    _Atomic unsigned char *seen; /* producers * n counters */
+    _Atomic uint64_t bad_values, reordered;
+    uint64_t first_bad, first_reorder_p, first_reorder_prev, first_reorder_now;
+    atomic_flag reorder_noted;
+};
+struct targ {
+    struct run *r;
+    int id;
+};
+
+/* Progress counters for the watchdog: one per thread, each on its own
+ * lines, written relaxed by its owner (no contention added to the run). */
+struct counter {
+    alignas(128) _Atomic unsigned long long n;
+};
+static struct counter pushed[MAXT], popped[MAXT];
+static uint64_t expected_total;
+
+static unsigned long long progress(void)
+{
+    unsigned long long s = 0;
+    for (int i = 0; i < MAXT; i++)
+        s += atomic_load_explicit(&pushed[i].n, memory_order_relaxed) +
+             atomic_load_explicit(&popped[i].n, memory_order_relaxed);
+    return s;
+}
+
+static const char *describe(void)
+{
+    static char buf[256];
+    unsigned long long in = 0, out = 0;
+    for (int i = 0; i < MAXT; i++) {
+        in += atomic_load_explicit(&pushed[i].n, memory_order_relaxed);
+        out += atomic_load_explicit(&popped[i].n, memory_order_relaxed);
+    }
+    snprintf(buf, sizeof buf,
+             "%llu of %llu values pushed, %llu popped; the threads keep retrying: the queue reports full to "
+             "the producers or empty to the consumers forever (an item claimed but never published or released?)",
+             in, (unsigned long long)expected_total, out);
+    return buf;
+}
+
+static void *producer(void *arg)
+{
+    struct targ *t = arg;
+    struct run *r = t->r;
+    for (uint64_t s = 0; s < r->n; s++) {
+        uint64_t v = ((uint64_t)t->id << 40) | s;
+        while (!push(r->q, v))
+            sched_yield(); /* yield: threads may outnumber cores */
+        atomic_store_explicit(&pushed[t->id].n, s + 1, memory_order_relaxed); /* progress only */
+    }
+    return NULL;
+}
+
+static void take(struct run *r, uint64_t v, int64_t *last)
+{
+    uint64_t p = v >> 40, s = v & ((1ull << 40) - 1);
+    if (p >= (uint64_t)r->producers || s >= r->n) {
+        if (atomic_fetch_add(&r->bad_values, 1) == 0)
+            r->first_bad = v;
+        return;
+    }
+    /* s == last[p] is a repeat, not a reordering: the exactly-once count
+     * below reports it as a duplicate. */
+    if ((int64_t)s < last[p]) {
+        if (!atomic_flag_test_and_set(&r->reorder_noted)) {
+            r->first_reorder_p = p;
+            r->first_reorder_prev = (uint64_t)last[p];
+            r->first_reorder_now = s;
+        }
+        atomic_fetch_add(&r->reordered, 1);
+    }
+    last[p] = (int64_t)s;
+    atomic_fetch_add_explicit(&r->seen[p * r->n + s], 1, memory_order_relaxed);
+}
+
+static void *consumer(void *arg)
+{
+    struct targ *t = arg;
+    struct run *r = t->r;
+    int64_t last[MAXT];
+    for (int i = 0; i < MAXT; i++)
+        last[i] = -1;
+    uint64_t v;
+    unsigned long long got = 0;
+    for (;;) {
+        if (pop(r->q, &v)) {
+            take(r, v, last);
+            atomic_store_explicit(&popped[t->id].n, ++got, memory_order_relaxed); /* progress only */
+            continue;
+        }
+        /* acquire: pairs with the main thread's release after joining the
+         * producers: every push has completed, so empty now means drained. */
+        if (atomic_load_explicit(&r->producers_done, memory_order_acquire)) {
+            if (!pop(r->q, &v))
+                break;
+            take(r, v, last);
+        } else {
+            sched_yield();
+        }
+    }
+    return NULL;
+}
+
+static int run_pc(int P, int C, uint64_t n, double *items_per_s)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.q = create(64);
+    if (!r.q)
+        return grade_fail("mpmc_create(64) returned NULL");
+    r.producers = P;
+    r.consumers = C;
+    r.n = n;
+    atomic_flag_clear(&r.reorder_noted);
+    r.seen = calloc((size_t)P * n, 1);
+    pthread_t pt[MAXT], ct[MAXT];
+    struct targ pa[MAXT], ca[MAXT];
+    expected_total = (uint64_t)P * n;
+    if (!items_per_s)
+        grade_watchdog(progress, describe, 3.0);
+    double t0 = grade_now_s();
+    for (int i = 0; i < C; i++) {
+        ca[i] = (struct targ){&r, i};
+        pthread_create(&ct[i], NULL, consumer, &ca[i]);
+    }
+    for (int i = 0; i < P; i++) {
+        pa[i] = (struct targ){&r, i};
+        pthread_create(&pt[i], NULL, producer, &pa[i]);
+    }
+    for (int i = 0; i < P; i++)
+        pthread_join(pt[i], NULL);
+    atomic_store_explicit(&r.producers_done, 1, memory_order_release); /* all pushes happened before */
+    for (int i = 0; i < C; i++)
+        pthread_join(ct[i], NULL);
+    double dt = grade_now_s() - t0;
+    if (items_per_s)
+        *items_per_s = (double)P * (double)n / dt;
+    destroy(r.q);
+    int rc;
+    if (r.bad_values) {
+        rc = grade_fail("%llu values popped that no producer pushed (first: %#llx)",
+                        (unsigned long long)r.bad_values, (unsigned long long)r.first_bad);
+    } else if (r.reordered) {
+        rc = grade_fail("producer %llu's values were seen out of order by a consumer (%llu after %llu; %llu times)",
+                        (unsigned long long)r.first_reorder_p, (unsigned long long)r.first_reorder_now,
+                        (unsigned long long)r.first_reorder_prev, (unsigned long long)r.reordered);
+    } else {
+        uint64_t lost = 0, dup = 0, first_lost = 0, first_dup = 0;
+        for (uint64_t i = 0; i < (uint64_t)P * n; i++) {
+            unsigned char c = atomic_load_explicit(&r.seen[i], memory_order_relaxed);
+            if (c == 0 && lost++ == 0)
+                first_lost = i;
+            if (c > 1 && dup++ == 0)
+                first_dup = i;
+        }
+        if (lost)
+            rc = grade_fail("%llu of %llu values never arrived (lost; first: producer %llu, item %llu)",
+                            (unsigned long long)lost, (unsigned long long)((uint64_t)P * n),
+                            (unsigned long long)(first_lost / n), (unsigned long long)(first_lost % n));
+        else if (dup)
+            rc = grade_fail("%llu values arrived more than once (first: producer %llu, item %llu)",
+                            (unsigned long long)dup, (unsigned long long)(first_dup / n),
+                            (unsigned long long)(first_dup % n));
+        else
+            rc = items_per_s ? 0 : grade_pass();
+    }
+    free((void *)r.seen);
+    return rc;
+}
+
+/* ---- the reference for timing: a ring under one mutex ----------------------- */
+struct mutexq {
+    pthread_mutex_t m;
+    uint64_t *buf;
+    size_t mask, head, tail;
+};
+static struct mutexq *mq;
+static bool mq_push(uint64_t v)
+{
+    pthread_mutex_lock(&mq->m);
+    bool ok = mq->tail - mq->head <= mq->mask;
+    if (ok)
+        mq->buf[mq->tail++ & mq->mask] = v;
+    pthread_mutex_unlock(&mq->m);
+    return ok;
+}
+static bool mq_pop(uint64_t *v)
+{
+    pthread_mutex_lock(&mq->m);
+    bool ok = mq->tail != mq->head;
+    if (ok)
+        *v = mq->buf[mq->head++ & mq->mask];
+    pthread_mutex_unlock(&mq->m);
+    return ok;
+}
+static _Atomic int mq_done;
+static void *mq_producer(void *arg)
+{
+    uint64_t n = *(uint64_t *)arg;
+    for (uint64_t i = 0; i < n; i++)
+        while (!mq_push(i))
+            sched_yield();
+    return NULL;
+}
+static void *mq_consumer(void *arg)
+{
+    (void)arg;
+    uint64_t v;
+    for (;;) {
+        if (mq_pop(&v))
+            continue;
+        if (atomic_load(&mq_done) && !mq_pop(&v))
+            break;
+        sched_yield();
+    }
+    return NULL;
+}
+static double mutex_reference(int P, int C, uint64_t n)
+{
+    struct mutexq q = {PTHREAD_MUTEX_INITIALIZER, calloc(64, sizeof(uint64_t)), 63, 0, 0};
+    mq = &q;
+    atomic_store(&mq_done, 0);
+    pthread_t pt[MAXT], ct[MAXT];
+    double t0 = grade_now_s();
+    for (int i = 0; i < C; i++)
+        pthread_create(&ct[i], NULL, mq_consumer, NULL);
+    for (int i = 0; i < P; i++)
+        pthread_create(&pt[i], NULL, mq_producer, &n);
+    for (int i = 0; i < P; i++)
+        pthread_join(pt[i], NULL);
+    atomic_store(&mq_done, 1);
+    for (int i = 0; i < C; i++)
+        pthread_join(ct[i], NULL);
+    double dt = grade_now_s() - t0;
+    free(q.buf);
+    return (double)P * (double)n / dt;
+}
+
+static int pc(int producers, int consumers, const char *arg)
+{
+    return run_pc(producers, consumers, grade_arg_u64(arg, 300000 / (uint64_t)producers), NULL);
+}
+static int check_pc_1x3(const char *arg) { return pc(1, 3, arg); }
+static int check_pc_3x1(const char *arg) { return pc(3, 1, arg); }
+static int check_pc_2x2(const char *arg) { return pc(2, 2, arg); }
+static int check_pc_4x4(const char *arg) { return pc(4, 4, arg); }
+
+/* Reported, never graded: 2 producers x 2 consumers, yours and the mutex's. */
+static int timing(const char *arg)
+{
+    uint64_t per = grade_arg_u64(arg, 500000);
+    double yours = 0;
+    if (run_pc(2, 2, per, &yours) != 0)
+        return 1;
+    grade_info("yours_M_items_per_s", yours / 1e6);
+    grade_info("mutex_M_items_per_s", mutex_reference(2, 2, per) / 1e6);
+    return grade_pass();
+}
+
+GRADE_CHECKS({"bad_capacity", check_bad_capacity}, {"fifo_capacity", check_fifo_capacity}, {"pc_1x3", check_pc_1x3},
+             {"pc_3x1", check_pc_3x1}, {"pc_2x2", check_pc_2x2}, {"pc_4x4", check_pc_4x4}, {"timing", timing})

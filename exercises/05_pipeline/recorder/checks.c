@@ -1,0 +1,275 @@
+/* checks.c - the checks of the latency-recorder exercise; see grade.h for
+ * the protocol.  Linked with --wrap=malloc/calloc/realloc, so every
+ * allocation the learner's code makes is counted.
+ * usage: checks CHECK [RECORDS] */
+#include "grade.h"
+#include "recorder.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* ---- allocation counting ------------------------------------------------------ */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+static atomic_ulong grade_allocs;
+void *__wrap_malloc(size_t n)
+{
+    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t size)
+{
+    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    return __real_realloc(p, n);
+}
+
+/* ---- the learner's functions, named for crash reports ---------------------------- */
+static recorder *create(size_t keep) { return GRADE_CALL(recorder_create, keep); }
+static void destroy(recorder *r) { GRADE_CALL(recorder_destroy, r); }
+static void record(recorder *r, uint64_t v) { GRADE_CALL(recorder_record, r, v); }
+static uint64_t count(const recorder *r) { return GRADE_CALL(recorder_count, r); }
+static uint64_t bucket(const recorder *r, int b) { return GRADE_CALL(recorder_bucket, r, b); }
+static size_t newest(const recorder *r, uint64_t *out, size_t max) { return GRADE_CALL(recorder_newest, r, out, max); }
+
+static int bits(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
+static int check_create_args(const char *arg)
+{
+    (void)arg;
+    recorder *r = create(0);
+    if (r) {
+        destroy(r);
+        return grade_fail("recorder_create(0) returned a recorder; keep must be >= 1");
+    }
+    if (!(r = create(1)))
+        return grade_fail("recorder_create(1) returned NULL");
+    destroy(r);
+    if (!(r = create(1000)))
+        return grade_fail("recorder_create(1000) returned NULL");
+    if (count(r) != 0)
+        return grade_fail("a new recorder's count is %llu, not 0", (unsigned long long)count(r));
+    destroy(r);
+    return grade_pass();
+}
+
+static int check_buckets(const char *arg)
+{
+    (void)arg;
+    const uint64_t vals[] = {0, 1, 2, 3, 4, 7, 8, 1000, 1023, 1024, 123456789, 1ull << 40, (1ull << 63) - 1,
+                             1ull << 63, UINT64_MAX};
+    const size_t n = sizeof vals / sizeof vals[0];
+    uint64_t want[65] = {0};
+    recorder *r = create(4);
+    if (!r)
+        return grade_fail("recorder_create(4) returned NULL");
+    for (size_t i = 0; i < n; i++) {
+        record(r, vals[i]);
+        want[bits(vals[i])]++;
+        if (count(r) != i + 1)
+            return grade_fail("after %zu records the count is %llu", i + 1, (unsigned long long)count(r));
+    }
+    for (int b = 0; b <= 64; b++)
+        if (bucket(r, b) != want[b])
+            return grade_fail("bucket %d (values of bit length %d) holds %llu, expected %llu", b, b,
+                              (unsigned long long)bucket(r, b), (unsigned long long)want[b]);
+    if (bucket(r, -1) != 0 || bucket(r, 65) != 0)
+        return grade_fail("recorder_bucket outside 0..64 must return 0");
+    destroy(r);
+    return grade_pass();
+}
+
+static int check_ring_wrap(const char *arg)
+{
+    (void)arg;
+    uint64_t out[16];
+    recorder *r = create(5);
+    if (!r)
+        return grade_fail("recorder_create(5) returned NULL");
+    for (uint64_t v = 1; v <= 3; v++)
+        record(r, v);
+    size_t k = newest(r, out, 16);
+    if (k != 3 || out[0] != 1 || out[2] != 3)
+        return grade_fail("after recording 1, 2, 3 with keep=5, newest(max=16) must give [1, 2, 3], oldest first; "
+                          "got %zu values, the first %llu", k, (unsigned long long)(k ? out[0] : 0));
+    for (uint64_t v = 4; v <= 13; v++)
+        record(r, v);
+    k = newest(r, out, 16);
+    if (k != 5)
+        return grade_fail("keep=5 after 13 records: newest() returned %zu values, expected 5", k);
+    for (size_t i = 0; i < 5; i++)
+        if (out[i] != 9 + i)
+            return grade_fail("keep=5 after recording 1..13: newest() must give 9..13 oldest first; position %zu "
+                              "holds %llu", i, (unsigned long long)out[i]);
+    k = newest(r, out, 3);
+    if (k != 3 || out[0] != 11 || out[2] != 13)
+        return grade_fail("newest(max=3) must give the three newest, 11, 12, 13, oldest first");
+    destroy(r);
+    return grade_pass();
+}
+
+static int check_no_alloc(const char *arg)
+{
+    uint64_t n = grade_arg_u64(arg, 1000000);
+    recorder *r = create(1024);
+    if (!r)
+        return grade_fail("recorder_create(1024) returned NULL");
+    unsigned long before = atomic_load(&grade_allocs);
+    for (uint64_t i = 0; i < n; i++)
+        record(r, i * 2654435761u % 100000);
+    unsigned long during = atomic_load(&grade_allocs) - before;
+    if (during)
+        return grade_fail("recorder_record allocated %lu times in %llu records: the hot path must not allocate",
+                          during, (unsigned long long)n);
+    if (count(r) != n)
+        return grade_fail("count is %llu after %llu records", (unsigned long long)count(r), (unsigned long long)n);
+    destroy(r);
+    return grade_pass();
+}
+
+/* One thread records while a monitor thread polls count and buckets. */
+struct stress {
+    recorder *r;
+    uint64_t n;
+    atomic_int done;
+    atomic_ullong progress;
+    char problem[200];
+};
+
+static struct stress *g_stress;
+static unsigned long long stress_progress(void) { return atomic_load(&g_stress->progress); }
+static const char *stress_describe(void) { return "the recording thread or the monitor is stuck"; }
+
+static void *writer(void *arg)
+{
+    struct stress *s = arg;
+    for (uint64_t i = 0; i < s->n; i++) {
+        record(s->r, (i * 11400714819323198485ull) >> 44);
+        if ((i & 1023) == 0)
+            atomic_store_explicit(&s->progress, i, memory_order_relaxed);
+    }
+    atomic_store_explicit(&s->done, 1, memory_order_release);
+    return NULL;
+}
+
+static void *monitor(void *arg)
+{
+    struct stress *s = arg;
+    uint64_t last = 0;
+    while (!atomic_load_explicit(&s->done, memory_order_acquire)) {
+        uint64_t c = count(s->r);
+        if (c < last || c > s->n) {
+            snprintf(s->problem, sizeof s->problem, "the monitor saw the count go from %llu to %llu",
+                     (unsigned long long)last, (unsigned long long)c);
+            return NULL;
+        }
+        last = c;
+        uint64_t sum = 0;
+        for (int b = 0; b <= 64; b++)
+            sum += bucket(s->r, b);
+        if (sum > s->n) {
+            snprintf(s->problem, sizeof s->problem, "the buckets summed to %llu, more than was ever recorded",
+                     (unsigned long long)sum);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static int check_monitor(const char *arg)
+{
+    uint64_t n = grade_arg_u64(arg, 5000000);
+    struct stress s = {.r = create(4096), .n = n};
+    if (!s.r)
+        return grade_fail("recorder_create(4096) returned NULL");
+    g_stress = &s;
+    grade_watchdog(stress_progress, stress_describe, 3.0);
+    pthread_t tw, tm;
+    pthread_create(&tm, NULL, monitor, &s);
+    pthread_create(&tw, NULL, writer, &s);
+    pthread_join(tw, NULL);
+    pthread_join(tm, NULL);
+    if (s.problem[0])
+        return grade_fail("%s", s.problem);
+    uint64_t sum = 0;
+    for (int b = 0; b <= 64; b++)
+        sum += bucket(s.r, b);
+    if (count(s.r) != n || sum != n)
+        return grade_fail("after %llu records by one thread: count %llu, buckets sum %llu", (unsigned long long)n,
+                          (unsigned long long)count(s.r), (unsigned long long)sum);
+    uint64_t out[4096];
+    size_t k = newest(s.r, out, 4096);
+    for (size_t i = 0; i < k; i++) {
+        uint64_t j = n - k + i;
+        if (out[i] != (j * 11400714819323198485ull) >> 44)
+            return grade_fail("the newest samples are not the last %zu recorded, in order (position %zu)", k, i);
+    }
+    destroy(s.r);
+    return grade_pass();
+}
+
+/* ---- timing: the recorder vs a vector grown on the hot path ---------------------- */
+static double now_ns(void) { return grade_now_s() * 1e9; }
+
+static int timing(const char *arg)
+{
+    uint64_t n = grade_arg_u64(arg, 20000000);
+    recorder *r = create(4096);
+    if (!r)
+        return grade_fail("recorder_create returned NULL");
+    double worst_r = 0, worst_v = 0, t0, t1;
+    t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++)
+        record(r, i & 0xffff);
+    t1 = now_ns();
+    double mean_r = (t1 - t0) / (double)n;
+    uint64_t *vec = NULL;
+    size_t len = 0, cap = 0;
+    t0 = now_ns();
+    for (uint64_t i = 0; i < n; i++) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 16;
+            vec = realloc(vec, cap * sizeof *vec);
+            if (!vec)
+                return grade_fail("out of memory in the reference");
+        }
+        vec[len++] = i & 0xffff;
+    }
+    t1 = now_ns();
+    double mean_v = (t1 - t0) / (double)n;
+    free(vec);
+    /* The worst single record of each, timed one by one (timer included). */
+    vec = NULL;
+    len = cap = 0;
+    for (uint64_t i = 0; i < n / 10; i++) {
+        t0 = now_ns();
+        record(r, i);
+        t1 = now_ns();
+        worst_r = t1 - t0 > worst_r ? t1 - t0 : worst_r;
+        t0 = now_ns();
+        if (len == cap) {
+            cap = cap ? 2 * cap : 16;
+            vec = realloc(vec, cap * sizeof *vec);
+            if (!vec)
+                return grade_fail("out of memory in the reference");
+        }
+        vec[len++] = i;
+        t1 = now_ns();
+        worst_v = t1 - t0 > worst_v ? t1 - t0 : worst_v;
+    }
+    free(vec);
+    destroy(r);
+    grade_info("yours_ns", mean_r);
+    grade_info("vector_ns", mean_v);
+    grade_info("yours_worst_ns", worst_r);
+    grade_info("vector_worst_ns", worst_v);
+    return grade_pass();
+}
+
+GRADE_CHECKS({"create_args", check_create_args}, {"buckets", check_buckets}, {"ring_wrap", check_ring_wrap},
+             {"no_alloc", check_no_alloc}, {"monitor", check_monitor}, {"timing", timing})

@@ -1,0 +1,26 @@
+/* recorder.h - the API of the recorder exercise, included by recorder.c and
+ * by the grader's checks (checks.c): do not change it, the grader calls
+ * exactly these.
+ *
+ * The consumer's latency recorder: the newest `keep` samples and a histogram
+ * of all of them, in fixed memory.  One thread records; any other thread may
+ * read the count and the buckets while it does; recorder_newest is called
+ * after the recording thread has stopped. */
+#ifndef RECORDER_H
+#define RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORDER_BUCKETS 65 /* bucket b holds the values whose bit length is b: 0, 1, 2-3, 4-7, ... */
+
+typedef struct recorder recorder; /* defined in recorder.c */
+
+recorder *recorder_create(size_t keep);                       /* keep >= 1, else NULL; allocates everything */
+void recorder_destroy(recorder *r);
+void recorder_record(recorder *r, uint64_t latency_ns);       /* the hot path: never allocates */
+uint64_t recorder_count(const recorder *r);                   /* records so far */
+uint64_t recorder_bucket(const recorder *r, int b);           /* records of bit length b; 0 outside 0..64 */
+size_t recorder_newest(const recorder *r, uint64_t *out, size_t max); /* newest min(max, kept), oldest first */
+
+#endif

@@ -1,0 +1,144 @@
+/* mpmc.c - a bounded lock-free multi-producer multi-consumer queue.
+ *
+ * The task (README.md): implement the four functions of mpmc.h so that any
+ * number of threads may push and pop at once.  Grade with
+ *     python -m lowlat grade mpmc mpmc.c
+ */
+#include "mpmc.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* BEGIN SOLUTION */
+/* Each cell carries a sequence number that says whose turn it is.  For the
+ * ticket t that maps to this cell (t & mask):
+ *   seq == t      the cell is empty and waits for the producer holding t;
+ *   seq == t + 1  the cell is full and waits for the consumer holding t;
+ * after that consumer, seq == t + capacity: empty, for the next lap.
+ * Producers and consumers take tickets from their own counter with a CAS; the
+ * cell's seq, not the counters, publishes the value. */
+typedef struct {
+    _Atomic size_t seq;
+    uint64_t value;
+} mpmc_cell;
+
+struct mpmc_queue {
+    /* Producers all write tail and consumers all write head: each on its own
+     * line pair, so the two groups do not slow each other down. */
+    alignas(128) _Atomic size_t tail;
+    alignas(128) _Atomic size_t head;
+    alignas(128) size_t mask; /* read-only after create */
+    mpmc_cell *cells;
+};
+/* END SOLUTION */
+/* BEGIN STUB
+struct mpmc_queue {
+    size_t capacity; // replace with the fields your design needs
+};
+END STUB */
+
+mpmc_queue *mpmc_create(size_t capacity)
+{
+    /* BEGIN SOLUTION */
+    if (capacity < 2 || (capacity & (capacity - 1)) != 0 || capacity > SIZE_MAX / sizeof(mpmc_cell))
+        return NULL;
+    mpmc_queue *q = aligned_alloc(128, sizeof *q);
+    if (!q)
+        return NULL;
+    q->cells = malloc(capacity * sizeof *q->cells);
+    if (!q->cells) {
+        free(q);
+        return NULL;
+    }
+    for (size_t i = 0; i < capacity; i++)
+        atomic_init(&q->cells[i].seq, i);
+    q->mask = capacity - 1;
+    atomic_init(&q->tail, 0);
+    atomic_init(&q->head, 0);
+    return q;
+    /* END SOLUTION */
+    /* BEGIN STUB
+    (void)capacity;
+    return NULL;
+    END STUB */
+}
+
+void mpmc_destroy(mpmc_queue *q)
+{
+    /* BEGIN SOLUTION */
+    if (!q)
+        return;
+    free(q->cells);
+    /* END SOLUTION */
+    free(q);
+}
+
+bool mpmc_try_push(mpmc_queue *q, uint64_t value)
+{
+    /* BEGIN SOLUTION */
+    /* relaxed: the ticket counter only hands out numbers; the cell's seq
+     * carries all the ordering. */
+    size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    mpmc_cell *c;
+    for (;;) {
+        c = &q->cells[pos & q->mask];
+        /* acquire: pairs with the consumer's release below; its read of the
+         * previous lap's value is done before we overwrite it. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        intptr_t diff = (intptr_t)seq - (intptr_t)pos;
+        if (diff == 0) {
+            /* relaxed: winning the ticket is all we need; on failure pos is
+             * reloaded with the current tail. */
+            if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+        } else if (diff < 0) {
+            return false; /* the cell still holds last lap's item: full */
+        } else {
+            pos = atomic_load_explicit(&q->tail, memory_order_relaxed); /* another producer took it */
+        }
+    }
+    c->value = value;
+    /* release: the value is written before a consumer can see the cell full. */
+    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+    return true;
+    /* END SOLUTION */
+    /* BEGIN STUB
+    (void)q;
+    (void)value;
+    return false;
+    END STUB */
+}
+
+bool mpmc_try_pop(mpmc_queue *q, uint64_t *out)
+{
+    /* BEGIN SOLUTION */
+    size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed); /* ticket: as in push */
+    mpmc_cell *c;
+    for (;;) {
+        c = &q->cells[pos & q->mask];
+        /* acquire: pairs with the producer's release; the value is visible. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        intptr_t diff = (intptr_t)seq - (intptr_t)(pos + 1);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+        } else if (diff < 0) {
+            return false; /* no producer has filled this cell yet: empty */
+        } else {
+            pos = atomic_load_explicit(&q->head, memory_order_relaxed); /* another consumer took it */
+        }
+    }
+    *out = c->value;
+    /* release: our read is done before a producer can reuse the cell. */
+    atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+    return true;
+    /* END SOLUTION */
+    /* BEGIN STUB
+    (void)q;
+    (void)out;
+    return false;
+    END STUB */
+}

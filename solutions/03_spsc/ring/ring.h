@@ -1,0 +1,31 @@
+/* ring.h - the API of the ring exercise, included by ring.c and by the
+ * grader's checks (checks.c): do not change it, the grader calls exactly these.
+ *
+ * A single-producer single-consumer ring of uint64: one thread pushes, one
+ * other thread pops. */
+#ifndef RING_H
+#define RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ring ring;
+
+ring *ring_create(size_t capacity);        /* power of two >= 2, else NULL; holds capacity items */
+void ring_destroy(ring *r);
+bool ring_try_push(ring *r, uint64_t v);   /* producer thread only; false when full */
+bool ring_try_pop(ring *r, uint64_t *out); /* consumer thread only; false when empty */
+
+/* REMOTE_LOAD(ptr, order): read the *other* side's cursor through this, never
+ * with a plain atomic_load.  It is an atomic load; the grader's build
+ * (GRADE_COUNT_REMOTE_LOADS) also counts each one, per thread. */
+#ifdef GRADE_COUNT_REMOTE_LOADS
+extern _Thread_local unsigned long grade_remote_loads;
+#define REMOTE_LOAD(ptr, order) (grade_remote_loads++, atomic_load_explicit((ptr), (order)))
+#else
+#define REMOTE_LOAD(ptr, order) atomic_load_explicit((ptr), (order))
+#endif
+
+#endif
