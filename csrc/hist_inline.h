@@ -1,5 +1,5 @@
 /* hist_inline.h - internal: the histogram's struct and its O(1) record, for
- * hist.c and for the benchmark loops in bench.c. */
+ * hist.c and for the benchmark loops in csrc/bench/. */
 #ifndef LL_HIST_INLINE_H
 #define LL_HIST_INLINE_H
 

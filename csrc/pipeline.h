@@ -18,6 +18,7 @@
 
 #include "hist.h"
 #include "ll_common.h"
+#include "ll_wait.h"
 
 enum ll_producer_mode {
     LL_PRODUCER_CLOSED = 0, /* as fast as the ring allows (the source article) */

@@ -1,6 +1,6 @@
 /* pool_inline.h - internal: the pool's struct and its hot path as inline
  * functions, so ll_pool_alloc/ll_pool_free (pool.c) and the benchmark loops
- * (bench.c) run the same code without a call in between. */
+ * (csrc/bench/bench_alloc.c) run the same code without a call in between. */
 #ifndef LL_POOL_INLINE_H
 #define LL_POOL_INLINE_H
 

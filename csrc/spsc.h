@@ -43,8 +43,8 @@ size_t ll_spsc_size(const ll_spsc *q);
 size_t ll_spsc_capacity(const ll_spsc *q);
 size_t ll_spsc_record_size(const ll_spsc *q);
 unsigned ll_spsc_flags(const ll_spsc *q);
-/* Byte distance between the two cursors (64+ padded, 8 unpadded): the
- * layout, made visible for the chapter. */
+/* Byte distance between the two cursors (LL_FALSE_SHARING_RANGE = 128
+ * padded, 8 unpadded): the layout, made visible for the chapter. */
 size_t ll_spsc_cursor_distance(const ll_spsc *q);
 
 #endif

@@ -1,6 +1,6 @@
 /* spsc_inline.h - internal: the ring's layout and its hot path as inline
- * functions, shared by spsc.c (the API) and bench.c (the measured loops), so
- * what is benchmarked is exactly what the API runs. */
+ * functions, shared by spsc.c (the API), csrc/bench/bench_spsc.c (the measured loops)
+ * and pipeline.c, so what is benchmarked is exactly what the API runs. */
 #ifndef LL_SPSC_INLINE_H
 #define LL_SPSC_INLINE_H
 

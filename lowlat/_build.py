@@ -16,11 +16,39 @@ from cffi import FFI
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
 
-# Public headers, in dependency order.  Internal headers (*_inline.h,
-# ll_arch.h) hold inline code and are not part of the Python-visible API.
-PUBLIC_HEADERS = ["ll_common.h", "clock.h", "affinity.h", "perfcount.h", "pool.h", "spsc.h", "hist.h", "bench.h",
-                  "pipeline.h"]
-SOURCES = ["clock.c", "affinity.c", "perfcount.c", "pool.c", "spsc.c", "hist.c", "bench.c", "pipeline.c"]
+# Paths are relative to csrc/.  Public headers, in dependency order: their
+# declarations are the Python-visible API.  Internal headers (*_inline.h,
+# common/ll_arch.h, common/ll_util.h) hold inline code and stay out of it.
+PUBLIC_HEADERS = [
+    "common/ll_common.h",
+    "common/ll_wait.h",
+    "clock.h",
+    "affinity.h",
+    "perfcount.h",
+    "pool.h",
+    "spsc.h",
+    "hist.h",
+    "bench/bench_alloc.h",
+    "bench/bench_spsc.h",
+    "bench/bench_taxes.h",
+    "pipeline.h",
+]
+# The core's sources: the one list (lowlat.toolchain.core_sources and the
+# tests read it from here).  Stand-alone programs live in csrc/demos/.
+SOURCES = [
+    "clock.c",
+    "affinity.c",
+    "perfcount.c",
+    "pool.c",
+    "spsc.c",
+    "hist.c",
+    "bench/bench_alloc.c",
+    "bench/bench_spsc.c",
+    "bench/bench_taxes.c",
+    "pipeline.c",
+]
+# Include directories: csrc/ and its shared headers (as lowlat.toolchain.include_dirs).
+INCLUDE_DIRS = [CSRC, CSRC / "common"]
 # `#define NAME 123` lines are kept: cffi understands integer constants.
 INT_DEFINE = re.compile(r"^#define\s+[A-Z_][A-Z0-9_]*\s+\d+\b")
 
@@ -40,7 +68,7 @@ def cdef_text() -> str:
 def compile_args() -> list[str]:
     """Flags for the core.  -Werror is not used here because the generated
     wrapper module is compiled with the same flags; the test suite compiles
-    csrc/ alone with -Wall -Wextra -Werror -pedantic."""
+    the core alone with -Wall -Wextra -Werror -pedantic."""
     if sys.platform == "win32":
         return []
     return ["-std=c11", "-O2", "-Wall", "-Wextra"]
@@ -52,7 +80,7 @@ ffibuilder.set_source(
     "lowlat._core",
     "\n".join(f'#include "{h}"' for h in PUBLIC_HEADERS),
     sources=[str(Path("csrc") / s) for s in SOURCES],
-    include_dirs=[str(CSRC)],
+    include_dirs=[str(d) for d in INCLUDE_DIRS],
     extra_compile_args=compile_args(),
     libraries=["pthread", "m"] if sys.platform != "win32" else [],
 )

@@ -16,9 +16,9 @@ from typing import Callable
 
 import numpy as np
 
+from lowlat import toolchain
 from lowlat._check import int_arg
 from lowlat.hist import Histogram
-from lowlat.machine import c_compiler
 
 HOUR_NS = 3_600_000_000_000
 
@@ -127,28 +127,6 @@ def perf_stat(cmd: list[str], events: tuple[str, ...] = ("task-clock", "context-
     return PerfStat(True, reason, counters)
 
 
-CACHE_DEMO = r"""
-#include <stdio.h>
-#include <stdlib.h>
-#define N 512
-int main(int argc, char **argv)
-{
-    static double m[N][N];
-    int by_column = argc > 1 && argv[1][0] == 'c';
-    double s = 0;
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++)
-            m[i][j] = i + j;
-    for (int r = 0; r < 4; r++)
-        for (int i = 0; i < N; i++)
-            for (int j = 0; j < N; j++)
-                s += by_column ? m[j][i] : m[i][j];
-    printf("%g\n", s);
-    return 0;
-}
-"""
-
-
 @dataclass
 class Cachegrind:
     available: bool
@@ -159,18 +137,24 @@ class Cachegrind:
 
 def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
     """Sums a 512 x 512 matrix of doubles (2 MiB) by rows and by columns
-    under ``valgrind --tool=cachegrind --cache-sim=yes``: simulated cache
-    misses, the same on any machine, counters or not."""
-    vg, cc = shutil.which("valgrind"), c_compiler()
+    (``csrc/demos/cache_walk.c``) under ``valgrind --tool=cachegrind
+    --cache-sim=yes``: simulated cache misses, the same on any machine,
+    counters or not."""
+    vg, cc = shutil.which("valgrind"), toolchain.c_compiler()
     if vg is None:
         return Cachegrind(False, "valgrind is not installed (Debian: apt-get install valgrind)")
     if cc is None:
         return Cachegrind(False, "no C compiler to build the demo")
+    src = toolchain.DEMOS / "cache_walk.c"
+    if not src.exists():
+        return Cachegrind(False, f"{src} not found: the demo needs the course repository (csrc/demos/)")
     out = Cachegrind(True, "simulated by cachegrind")
     with tempfile.TemporaryDirectory(prefix="lowlat-cg-") as tmp:
-        src, exe = Path(tmp) / "walk.c", Path(tmp) / "walk"
-        src.write_text(CACHE_DEMO)
-        subprocess.run([cc, "-O1", "-o", str(exe), str(src)], check=True, capture_output=True)
+        exe = Path(tmp) / "cache_walk"
+        # -O1 (after the toolchain's -O2): the loops stay as written, one load per element.
+        build = toolchain.compile_c([src], exe, extra=["-O1"], cc=cc)
+        if build.returncode != 0:
+            return Cachegrind(False, f"building {src.name} failed: {build.stderr.strip()[-200:]}")
         for mode in ("row", "column"):
             res = subprocess.run([vg, "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/cg.out",
                                   str(exe), mode[0]], capture_output=True, text=True, timeout=timeout_s)

@@ -116,7 +116,8 @@ class SpscQueue:
 
     @property
     def cursor_distance(self) -> int:
-        """Bytes between the two cursors: >= 64 padded, 8 unpadded."""
+        """Bytes between the two cursors: 128 padded (``LL_FALSE_SHARING_RANGE``:
+        two lines, against the adjacent-line prefetcher), 8 unpadded."""
         return int(lib.ll_spsc_cursor_distance(self._q))
 
     def __repr__(self) -> str:
@@ -124,33 +125,3 @@ class SpscQueue:
         cache = "cached" if self.cached else "uncached"
         return f"<SpscQueue {len(self)}/{self.capacity} x {self.dtype} ({layout}, {cache})>"
 
-
-def relaxed_publish_demo(*, sanitize: bool, items: int = 100_000, timeout_s: float = 120):
-    """Builds and runs ``csrc/spsc_relaxed_demo.c``: the ring with its publish
-    store relaxed.  ``sanitize=True`` builds it with ThreadSanitizer.  Returns
-    the finished ``subprocess.CompletedProcess`` (stdout: the record count
-    and how many arrived wrong; stderr: any sanitizer report).  Needs the
-    course repository (``csrc/``) and a C compiler."""
-    import os
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    from lowlat.machine import c_compiler
-    from lowlat.source import CSRC as csrc
-
-    if not (csrc / "spsc_relaxed_demo.c").exists():
-        raise FileNotFoundError(f"{csrc}/spsc_relaxed_demo.c not found: this demo needs the course repository")
-    cc = c_compiler()
-    if cc is None:
-        raise RuntimeError("no C compiler (cc, gcc or clang) found: the demo is compiled on the spot")
-    with tempfile.TemporaryDirectory(prefix="lowlat-relaxed-") as tmp:
-        exe = Path(tmp) / "spsc_relaxed_demo"
-        flags = ["-O1", "-g", "-fsanitize=thread"] if sanitize else ["-O2"]
-        build = subprocess.run([cc, "-std=c11", *flags, "-I", "csrc", "csrc/spsc_relaxed_demo.c", "csrc/spsc.c",
-                                "-o", str(exe), "-lpthread"], cwd=csrc.parent, capture_output=True, text=True)
-        if build.returncode != 0:
-            raise RuntimeError(f"building the demo failed:\n{build.stderr}")
-        env = dict(os.environ, TSAN_OPTIONS="exitcode=0")
-        return subprocess.run([str(exe), str(int(items))], capture_output=True, text=True, timeout=timeout_s,
-                              env=env)

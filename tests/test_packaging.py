@@ -69,7 +69,11 @@ def test_sdist_ships_the_c_sources(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     (sdist,) = tmp_path.glob("*.tar.gz")
     with tarfile.open(sdist) as t:
-        names = {Path(n).name for n in t.getnames()}
-    for src in (ROOT / "csrc").iterdir():
-        assert src.name in names, f"{src.name} missing from the sdist"
-    assert "_build.py" in names
+        # "lowlat-0.1.0/csrc/bench/bench_spsc.c" -> "csrc/bench/bench_spsc.c"
+        names = {Path(*Path(n).parts[1:]).as_posix() for n in t.getnames() if len(Path(n).parts) > 1}
+    sources = [p for p in (ROOT / "csrc").rglob("*") if p.is_file()]
+    assert any(p.parent != ROOT / "csrc" for p in sources), "csrc/ has subfolders; the walk should see them"
+    for src in sources:
+        rel = src.relative_to(ROOT).as_posix()
+        assert rel in names, f"{rel} missing from the sdist"
+    assert "lowlat/_build.py" in names

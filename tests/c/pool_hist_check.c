@@ -1,6 +1,6 @@
 /* pool_hist_check.c - single-threaded checks of the pool, the histogram and
  * the memory benchmark loops, built with -fsanitize=address,undefined by
- * tests/test_sanitizers.py.  Any out-of-bounds access, use after free, leak
+ * tests/test_c_core.py.  Any out-of-bounds access, use after free, leak
  * or undefined behaviour is reported by the sanitizers; logic errors are
  * counted here.  Exit status 0 only if all checks pass. */
 #include <stdint.h>
@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench/bench_alloc.h"
+#include "bench/bench_taxes.h"
 #include "hist.h"
 #include "ll_common.h"
 #include "pool.h"

@@ -1,11 +1,11 @@
 /* spsc_stress.c - two-thread stress of the SPSC ring, built with
- * -fsanitize=thread by tests/test_sanitizers.py.
+ * -fsanitize=thread by tests/test_c_core.py.
  *
  * usage: spsc_stress ITEMS
  * Moves ITEMS records producer -> consumer for every layout/cache variant,
  * per record and in batches, with 8-byte and 24-byte records; the consumer
  * checks every record arrives once and in order.  Then runs the benchmark
- * loops of bench.c briefly, so their thread hand-offs are checked too.
+ * loops of csrc/bench/ briefly, so their thread hand-offs are checked too.
  * Exit status 0 only if every record arrived intact. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench/bench_spsc.h"
+#include "bench/bench_taxes.h"
+#include "ll_wait.h"
 #include "spsc.h"
 
 typedef struct {

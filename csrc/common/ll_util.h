@@ -1,6 +1,6 @@
 /* ll_util.h - internal: small pieces shared by the core's threaded loops
- * (bench.c, pipeline.c): a seedable generator, the wait policies, and a
- * start gate for two threads.  Not part of the public API (not fed to cffi). */
+ * (csrc/bench/, pipeline.c): a seedable generator, one wait per policy of
+ * ll_wait.h, and a start gate for two threads.  Not part of the public API (not fed to cffi). */
 #ifndef LL_UTIL_H
 #define LL_UTIL_H
 
@@ -11,10 +11,10 @@
 #include <time.h>
 
 #include "affinity.h"
-#include "bench.h"
 #include "clock.h"
 #include "ll_arch.h"
 #include "ll_common.h"
+#include "ll_wait.h"
 
 /* xorshift64*: a fast, seedable generator; quality is ample for picking
  * sizes, victims and jitter. */

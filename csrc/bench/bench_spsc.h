@@ -1,0 +1,47 @@
+/* bench_spsc.h - the SPSC ring measured between two C threads: throughput,
+ * round trip, and the floor under both, one cache line bounced from core to
+ * core.  Python chooses the parameters, C runs the loop (its own threads,
+ * its own clock).  All times are in ns.  `wait` is an enum ll_wait_policy
+ * (ll_wait.h) other than LL_WAIT_SLEEP. */
+#ifndef LL_BENCH_SPSC_H
+#define LL_BENCH_SPSC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+typedef struct {
+    size_t capacity;    /* ring capacity (power of two) */
+    uint64_t items;     /* records moved (throughput) or round trips (rtt) */
+    unsigned flags;     /* LL_SPSC_UNPADDED, LL_SPSC_NO_CACHE */
+    int producer_cpu;   /* -1: not pinned */
+    int consumer_cpu;
+    int wait;           /* enum ll_wait_policy */
+    size_t batch;       /* 0: per-record calls; n: push_many/pop_many of n */
+} ll_spsc_bench_cfg;
+
+typedef struct {
+    double seconds;          /* first push to last pop */
+    double items_per_s;
+    double mean_rtt_ns;      /* rtt only */
+    uint64_t errors;         /* records out of order or corrupted (must be 0) */
+    uint64_t full_waits;     /* producer found the ring full */
+    uint64_t empty_waits;    /* consumer found the ring empty */
+    int producer_pinned;     /* ll_pin_self result (0 = pinned) or 1 = not asked */
+    int consumer_pinned;
+} ll_spsc_bench_result;
+
+/* Producer sends 1..items in order; the consumer checks each arrives once,
+ * in order.  LL_OK, LL_EINVAL, LL_ENOMEM, LL_ESYS (threads). */
+int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result *out);
+/* Ping-pong over two rings: each round trip is timed into rtt_ns (may be
+ * NULL).  batch is ignored. */
+int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_bench_result *out);
+
+/* ---- core-to-core: one cache line bounced between two threads -------------
+ * Returns the mean one-way latency (half a round trip) over `round_trips`,
+ * or a negative status. */
+double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait);
+
+#endif
