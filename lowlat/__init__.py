@@ -7,10 +7,14 @@ cffi at install time); this package is its Python face:
 - :class:`SpscQueue` - single-producer single-consumer ring (``csrc/spsc.c``)
 - :class:`Histogram` - log-linear latency histogram (``csrc/hist.c``)
 - :mod:`lowlat.clock`, :mod:`lowlat.affinity` - clocks, CPUs, pinning
-- :mod:`lowlat.bench` - the measurement loops (run in C) and the suite
+- :mod:`lowlat.wait` - the wait policies of the C loops (spin, yield, ...)
+- :mod:`lowlat.experiments` - the measurement loops (run in C, ``csrc/bench/``), one module per concept
+- :mod:`lowlat.interleave` - the A B A B comparison method every experiment uses
 - :mod:`lowlat.measure` - timers, tails, coordinated omission, counters, the decision path, a gate
 - :mod:`lowlat.pipeline` - producer -> ring -> consumer in C threads (``csrc/pipeline.c``)
 - :mod:`lowlat.train` - the method carried over to ML training
+- :mod:`lowlat.demos` - the stand-alone C demos (``csrc/demos/``), built on the spot
+- :mod:`lowlat.bench` - the suite: every experiment, one table (``python -m lowlat bench``)
 - ``python -m lowlat doctor | bench | tour`` - the command line
 """
 

@@ -4,6 +4,8 @@ working, and names the precise failure for code that cares."""
 
 from __future__ import annotations
 
+from lowlat._lib import ffi
+
 
 class LowlatError(Exception):
     """Base class of every lowlat-specific exception."""
@@ -29,17 +31,29 @@ class CoreError(LowlatError, RuntimeError):
     """The C core returned an error status where none was expected."""
 
 
-STATUS_NAMES = {
-    0: "LL_OK",
-    -1: "LL_ENOMEM (out of memory)",
-    -2: "LL_EINVAL (invalid argument)",
-    -3: "LL_EDOUBLE (double free)",
-    -4: "LL_EFOREIGN (foreign pointer)",
-    -5: "LL_ENOTSUP (not supported on this platform)",
-    -6: "LL_ERANGE (value out of range)",
-    -7: "LL_ESYS (operating-system call failed)",
-    -8: "LL_EMISMATCH (incompatible layouts)",
+# What each status of ``enum ll_status`` (csrc/common/ll_common.h) means, by
+# name.  The names and their values come from the compiled core.
+EXPLANATIONS = {
+    "LL_ENOMEM": "out of memory",
+    "LL_EINVAL": "invalid argument",
+    "LL_EDOUBLE": "double free",
+    "LL_EFOREIGN": "foreign pointer",
+    "LL_ENOTSUP": "not supported on this platform",
+    "LL_ERANGE": "value out of range",
+    "LL_ESYS": "operating-system call failed",
+    "LL_EMISMATCH": "incompatible layouts",
 }
+
+
+def _status_names() -> dict[int, str]:
+    return {
+        int(value): f"{name} ({EXPLANATIONS[name]})" if name in EXPLANATIONS else name
+        for value, name in ffi.typeof("enum ll_status").elements.items()
+    }
+
+
+# value -> "LL_EINVAL (invalid argument)"
+STATUS_NAMES: dict[int, str] = _status_names()
 
 
 def check_status(rc: int, what: str) -> int:

@@ -10,17 +10,16 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from lowlat import toolchain
 from lowlat._check import int_arg
-from lowlat.hist import Histogram
-
-HOUR_NS = 3_600_000_000_000
+from lowlat.hist import HOUR_NS, Histogram
+from lowlat.interleave import interleave, ratios
 
 
 def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
@@ -71,8 +70,13 @@ class OmissionScenario:
         return h
 
 
-def omission_scenario(requests: int = 10_000, interval_ns: int = 10_000_000, service_ns: int = 1_000_000,
-                      stall_ns: int = 100_000_000_000, stall_at: int | None = None) -> OmissionScenario:
+def omission_scenario(
+    requests: int = 10_000,
+    interval_ns: int = 10_000_000,
+    service_ns: int = 1_000_000,
+    stall_ns: int = 100_000_000_000,
+    stall_at: int | None = None,
+) -> OmissionScenario:
     """The HdrHistogram README's example by default: 10,000 requests at
     1 ms each, one every 10 ms (100 s), then one 100 s stall."""
     requests = int_arg(requests, "requests", minimum=1)
@@ -102,16 +106,26 @@ class PerfStat:
     counters: dict[str, str] = field(default_factory=dict)  # event -> value or "<not supported>"
 
 
-def perf_stat(cmd: list[str], events: tuple[str, ...] = ("task-clock", "context-switches", "page-faults",
-                                                          "cycles", "instructions", "cache-misses")) -> PerfStat:
+def perf_stat(
+    cmd: list[str],
+    events: tuple[str, ...] = (
+        "task-clock",
+        "context-switches",
+        "page-faults",
+        "cycles",
+        "instructions",
+        "cache-misses",
+    ),
+) -> PerfStat:
     """Runs ``cmd`` under ``perf stat`` and returns each event's count, or
     why there is none.  Software events (task-clock, context switches,
     faults) work even in VMs; hardware ones usually do not there."""
     perf = shutil.which("perf")
     if perf is None:
         return PerfStat(False, "perf is not installed (Debian: apt-get install linux-perf)")
-    res = subprocess.run([perf, "stat", "-x", ",", "-e", ",".join(events), "--", *cmd], capture_output=True,
-                         text=True, timeout=300)
+    res = subprocess.run(
+        [perf, "stat", "-x", ",", "-e", ",".join(events), "--", *cmd], capture_output=True, text=True, timeout=300
+    )
     counters = {}
     for line in res.stderr.splitlines():
         parts = line.split(",")
@@ -122,8 +136,11 @@ def perf_stat(cmd: list[str], events: tuple[str, ...] = ("task-clock", "context-
         return PerfStat(False, f"perf stat could not count here: {tail}")
     hw = [e for e in ("cycles", "instructions", "cache-misses") if e in counters]
     missing = [e for e in hw if counters[e].startswith("<")]
-    reason = ("hardware counters work" if not missing else
-              f"software events only: {', '.join(missing)} {counters[missing[0]]} (no hardware counters here)")
+    reason = (
+        "hardware counters work"
+        if not missing
+        else f"software events only: {', '.join(missing)} {counters[missing[0]]} (no hardware counters here)"
+    )
     return PerfStat(True, reason, counters)
 
 
@@ -131,7 +148,7 @@ def perf_stat(cmd: list[str], events: tuple[str, ...] = ("task-clock", "context-
 class Cachegrind:
     available: bool
     reason: str
-    d1_miss_rate: dict[str, float] = field(default_factory=dict)   # "row" / "column" -> % of data accesses
+    d1_miss_rate: dict[str, float] = field(default_factory=dict)  # "row" / "column" -> % of data accesses
     lld_miss_rate: dict[str, float] = field(default_factory=dict)  # last-level data miss %
 
 
@@ -156,8 +173,12 @@ def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
         if build.returncode != 0:
             return Cachegrind(False, f"building {src.name} failed: {build.stderr.strip()[-200:]}")
         for mode in ("row", "column"):
-            res = subprocess.run([vg, "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/cg.out",
-                                  str(exe), mode[0]], capture_output=True, text=True, timeout=timeout_s)
+            res = subprocess.run(
+                [vg, "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/cg.out", str(exe), mode[0]],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+            )
             d1 = re.search(r"D1\s+miss rate:\s+([\d.]+)%", res.stderr)
             ll = re.search(r"LLd\s+miss rate:\s+([\d.]+)%", res.stderr)
             if d1 is None:
@@ -180,12 +201,19 @@ class Decision:
     evidence: str
 
     def format(self) -> str:
-        return (f"{self.case}: {self.finding}\n  evidence: {self.evidence}\n  suspects: "
-                + "; ".join(self.suspects))
+        return f"{self.case}: {self.finding}\n  evidence: {self.evidence}\n  suspects: " + "; ".join(self.suspects)
 
 
-def decide(case: str, p50_ns: float, p99_ns: float, *, p50_budget_ns: float, p99_budget_ns: float,
-           items_per_s: float | None = None, target_items_per_s: float | None = None) -> Decision:
+def decide(
+    case: str,
+    p50_ns: float,
+    p99_ns: float,
+    *,
+    p50_budget_ns: float,
+    p99_budget_ns: float,
+    items_per_s: float | None = None,
+    target_items_per_s: float | None = None,
+) -> Decision:
     """The source's decision path: high P99 with a low P50 -> occasional
     slow events; a high P50 -> the work done per item; good latency but low
     throughput -> not enough parallelism, or I/O."""
@@ -193,17 +221,35 @@ def decide(case: str, p50_ns: float, p99_ns: float, *, p50_budget_ns: float, p99
     if items_per_s is not None and target_items_per_s is not None:
         ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f})"
     if p50_ns > p50_budget_ns:
-        return Decision(case, "high P50: every item is slow", [
-            "the work per item: algorithm, data layout, cache misses (profile the common path)",
-            "per-call overhead that batching would amortise"], ev)
+        return Decision(
+            case,
+            "high P50: every item is slow",
+            [
+                "the work per item: algorithm, data layout, cache misses (profile the common path)",
+                "per-call overhead that batching would amortise",
+            ],
+            ev,
+        )
     if p99_ns > p99_budget_ns:
-        return Decision(case, f"high P99 with a low P50 (P99/P50 = {p99_ns / max(p50_ns, 1):,.0f}x): occasional "
-                              "slow events", [
-            "allocation (malloc on a fragmented heap)", "system calls", "locks and their contention",
-            "page faults (first touch)", "preemption and interrupts"], ev)
+        return Decision(
+            case,
+            f"high P99 with a low P50 (P99/P50 = {p99_ns / max(p50_ns, 1):,.0f}x): occasional slow events",
+            [
+                "allocation (malloc on a fragmented heap)",
+                "system calls",
+                "locks and their contention",
+                "page faults (first touch)",
+                "preemption and interrupts",
+            ],
+            ev,
+        )
     if items_per_s is not None and target_items_per_s is not None and items_per_s < target_items_per_s:
-        return Decision(case, "latency within budget, throughput too low", [
-            "parallelism: more consumers, sharding, pipelining", "I/O or hand-off costs per item: batch them"], ev)
+        return Decision(
+            case,
+            "latency within budget, throughput too low",
+            ["parallelism: more consumers, sharding, pipelining", "I/O or hand-off costs per item: batch them"],
+            ev,
+        )
     return Decision(case, "within budget", ["nothing to chase: measure again under the real load"], ev)
 
 
@@ -239,31 +285,51 @@ class GateResult:
 
     def format(self) -> str:
         lo, hi = self.spread
-        return (f"{self.name}: {self.verdict} (candidate/baseline median {self.median:.2f}x, middle half "
-                f"{lo:.2f}-{hi:.2f}x, threshold +-{self.threshold:.0%}, {len(self.ratios)} rounds)")
+        return (
+            f"{self.name}: {self.verdict} (candidate/baseline median {self.median:.2f}x, middle half "
+            f"{lo:.2f}-{hi:.2f}x, threshold +-{self.threshold:.0%}, {len(self.ratios)} rounds)"
+        )
 
 
-def gate(name: str, baseline: Callable[[], float], candidate: Callable[[], float], *, rounds: int = 9,
-         threshold: float = 0.10) -> GateResult:
+def gate(
+    name: str,
+    baseline: Callable[[], float],
+    candidate: Callable[[], float],
+    *,
+    rounds: int = 9,
+    threshold: float = 0.10,
+) -> GateResult:
     """Runs ``baseline`` and ``candidate`` (each returns a cost, e.g. ns per
-    op) interleaved, alternating which goes first, for ``rounds`` rounds.
+    op) interleaved, alternating which goes first, for ``rounds`` rounds
+    (:func:`lowlat.interleave.interleave`).
     A regression is declared only when the *lower quartile* of the ratios is
     above 1 + threshold: the candidate was slower in most rounds, by more
     than the threshold, so one lucky or unlucky round cannot decide it."""
     rounds = int_arg(rounds, "rounds", minimum=3)
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
-    ratios = []
-    for i in range(rounds):
-        if i % 2 == 0:
-            b, c = baseline(), candidate()
-        else:
-            c, b = candidate(), baseline()
+
+    def checked_baseline() -> float:
+        b = baseline()
         if not b > 0:
             raise ValueError(f"baseline returned {b!r}: costs must be > 0")
-        ratios.append(c / b)
-    return GateResult(name, np.array(ratios), threshold)
+        return b
+
+    costs = interleave({"baseline": checked_baseline, "candidate": candidate}, rounds)
+    return GateResult(name, np.array(ratios(costs["candidate"], costs["baseline"])), threshold)
 
 
-__all__ = ["Cachegrind", "Decision", "GateResult", "OmissionScenario", "PerfStat", "cachegrind_demo", "decide",
-           "gate", "heavy_tailed", "omission_scenario", "perf_stat", "repeat_ns"]
+__all__ = [
+    "Cachegrind",
+    "Decision",
+    "GateResult",
+    "OmissionScenario",
+    "PerfStat",
+    "cachegrind_demo",
+    "decide",
+    "gate",
+    "heavy_tailed",
+    "omission_scenario",
+    "perf_stat",
+    "repeat_ns",
+]

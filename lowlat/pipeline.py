@@ -13,6 +13,7 @@ what a naive benchmark measures).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,19 +22,47 @@ import numpy as np
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
 from lowlat.affinity import bench_cpus, cpu_count
-from lowlat.bench import WAIT_POLICIES
 from lowlat.errors import check_status
-from lowlat.hist import Histogram
+from lowlat.hist import HOUR_NS, Histogram
+from lowlat.wait import WAITS
 
-# The bench loops' wait policies, plus sleeping (which only the pipeline offers).
-WAITS = {**WAIT_POLICIES, "sleep": int(lib.LL_WAIT_SLEEP)}
 STAGES = ("parse", "features", "risk", "encode")
 
-# One processed tick, as csrc/pipeline.h lays it out (64 bytes).
-SAMPLE_DTYPE = np.dtype([
-    ("seq", "<u8"), ("intended_ns", "<u8"), ("sent_ns", "<u8"), ("popped_ns", "<u8"),
-    ("stage_end_ns", "<u8", (4,)),
-])
+# One processed tick, as csrc/pipeline.h lays it out (ll_pipeline_sample, 64
+# bytes).  C writes straight into an array of these: checked against the
+# compiled struct below, at import.
+SAMPLE_DTYPE = np.dtype(
+    [
+        ("seq", "<u8"),
+        ("intended_ns", "<u8"),
+        ("sent_ns", "<u8"),
+        ("popped_ns", "<u8"),
+        ("stage_end_ns", "<u8", (4,)),
+    ]
+)
+
+
+def check_sample_layout(dtype: np.dtype = SAMPLE_DTYPE, ctype: str = "ll_pipeline_sample") -> None:
+    """Raises RuntimeError, naming the first difference, unless ``dtype``
+    has the compiled C struct's size and its fields' names, offsets and sizes
+    in its order."""
+    c_fields = [(name, f.offset, ffi.sizeof(f.type)) for name, f in ffi.typeof(ctype).fields]
+    fields: Mapping[str, Any] = dtype.fields or {}
+    np_fields = [(name, fields[name][1], fields[name][0].itemsize) for name in dtype.names or ()]
+    where = f"the numpy dtype of {ctype} (lowlat/pipeline.py) and the compiled C struct (csrc/pipeline.h) differ"
+    if ffi.sizeof(ctype) != dtype.itemsize:
+        raise RuntimeError(
+            f"{where}: {dtype.itemsize} bytes in numpy, {ffi.sizeof(ctype)} in C; rebuild the core "
+            "(pip install -e .) or update SAMPLE_DTYPE"
+        )
+    for c, n in zip(c_fields, np_fields):
+        if c != n:
+            raise RuntimeError(f"{where}: field (name, offset, bytes) is {n} in numpy, {c} in C")
+    if len(c_fields) != len(np_fields):
+        raise RuntimeError(f"{where}: {len(np_fields)} fields in numpy, {len(c_fields)} in C")
+
+
+check_sample_layout()
 
 
 @dataclass(frozen=True)
@@ -103,8 +132,11 @@ class PipelineConfig:
     def describe(self) -> str:
         load = f"open loop {self.rate:,.0f}/s" if self.producer == "open" else "closed loop"
         pin = f"pinned {self.cpus}" if self.cpus else "unpinned"
-        wait = (self.consumer_wait if self.producer_wait == self.consumer_wait
-                else f"{self.producer_wait}/{self.consumer_wait}")
+        wait = (
+            self.consumer_wait
+            if self.producer_wait == self.consumer_wait
+            else f"{self.producer_wait}/{self.consumer_wait}"
+        )
         return f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}"
 
 
@@ -116,8 +148,9 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> None:
 def seed_config(ticks: int = 200_000) -> PipelineConfig:
     """The source article's settings: closed loop, yield on both sides, no
     pinning, a sample vector grown on the hot path."""
-    return PipelineConfig(ticks=ticks, producer="closed", producer_wait="yield", consumer_wait="yield", cpus=None,
-                          samples="growing")
+    return PipelineConfig(
+        ticks=ticks, producer="closed", producer_wait="yield", consumer_wait="yield", cpus=None, samples="growing"
+    )
 
 
 def best_config(ticks: int = 200_000, rate: float = 200_000.0) -> PipelineConfig:
@@ -188,13 +221,17 @@ class PipelineResult:
     def row(self, label: str) -> str:
         """One line of the chapter's table."""
         s = self.summary()
-        return (f"{label:<34} {s['p50']:>9,} {s['p99']:>10,} {s['p99.9']:>11,} {s['max']:>12,}  "
-                f"{self.consumed:>9,} {self.dropped_full + self.dropped_pool:>8,}")
+        return (
+            f"{label:<34} {s['p50']:>9,} {s['p99']:>10,} {s['p99.9']:>11,} {s['max']:>12,}  "
+            f"{self.consumed:>9,} {self.dropped_full + self.dropped_pool:>8,}"
+        )
 
     @staticmethod
     def header() -> str:
-        return (f"{'step':<34} {'P50 ns':>9} {'P99 ns':>10} {'P99.9 ns':>11} {'max ns':>12}  "
-                f"{'processed':>9} {'dropped':>8}")
+        return (
+            f"{'step':<34} {'P50 ns':>9} {'P99 ns':>10} {'P99.9 ns':>11} {'max ns':>12}  "
+            f"{'processed':>9} {'dropped':>8}"
+        )
 
 
 def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
@@ -202,33 +239,56 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     updated by ``changes`` (field=value)."""
     cfg = replace(config or best_config(), **changes).validate()
     waits = {k: WAITS[v] for k, v in (("producer_wait", cfg.producer_wait), ("consumer_wait", cfg.consumer_wait))}
-    c = ffi.new("ll_pipeline_cfg *", {
-        "ticks": cfg.ticks,
-        "producer_mode": lib.LL_PRODUCER_OPEN if cfg.producer == "open" else lib.LL_PRODUCER_CLOSED,
-        "rate_per_s": float(cfg.rate),
-        "full_policy": lib.LL_FULL_DROP if cfg.when_full == "drop" else lib.LL_FULL_WAIT,
-        "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
-        "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
-        "capacity": cfg.capacity,
-        "pool_blocks": cfg.pool_blocks,
-        "hold_ns": cfg.hold_ns,
-        "sample_mode": lib.LL_SAMPLES_GROWING if cfg.samples == "growing" else lib.LL_SAMPLES_PREALLOCATED,
-        "sample_capacity": cfg.kept,
-        "work_ns": list(cfg.work_ns),
-        **waits,
-    })
+    c = ffi.new(
+        "ll_pipeline_cfg *",
+        {
+            "ticks": cfg.ticks,
+            "producer_mode": lib.LL_PRODUCER_OPEN if cfg.producer == "open" else lib.LL_PRODUCER_CLOSED,
+            "rate_per_s": float(cfg.rate),
+            "full_policy": lib.LL_FULL_DROP if cfg.when_full == "drop" else lib.LL_FULL_WAIT,
+            "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
+            "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
+            "capacity": cfg.capacity,
+            "pool_blocks": cfg.pool_blocks,
+            "hold_ns": cfg.hold_ns,
+            "sample_mode": lib.LL_SAMPLES_GROWING if cfg.samples == "growing" else lib.LL_SAMPLES_PREALLOCATED,
+            "sample_capacity": cfg.kept,
+            "work_ns": list(cfg.work_ns),
+            **waits,
+        },
+    )
     samples = np.zeros(cfg.kept, SAMPLE_DTYPE)  # owned here; C writes into it
     buf = ffi.cast("ll_pipeline_sample *", ffi.from_buffer(samples, require_writable=True)) if cfg.kept else ffi.NULL
-    intended, sent = Histogram(1, 3_600_000_000_000, 3), Histogram(1, 3_600_000_000_000, 3)
+    intended, sent = Histogram(1, HOUR_NS, 3), Histogram(1, HOUR_NS, 3)
     out = ffi.new("ll_pipeline_result *")
     check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
     return PipelineResult(
-        cfg, int(out.produced), int(out.consumed), int(out.dropped_full), int(out.dropped_pool),
-        int(out.samples_not_kept), int(out.sample_reallocs), int(out.producer_waits), int(out.consumer_waits),
-        int(out.late_sends), float(out.seconds), out.producer_pinned == 0 and out.consumer_pinned == 0,
-        intended, sent, samples[: int(out.samples)],
+        cfg,
+        int(out.produced),
+        int(out.consumed),
+        int(out.dropped_full),
+        int(out.dropped_pool),
+        int(out.samples_not_kept),
+        int(out.sample_reallocs),
+        int(out.producer_waits),
+        int(out.consumer_waits),
+        int(out.late_sends),
+        float(out.seconds),
+        out.producer_pinned == 0 and out.consumer_pinned == 0,
+        intended,
+        sent,
+        samples[: int(out.samples)],
     )
 
 
-__all__ = ["PipelineConfig", "PipelineResult", "SAMPLE_DTYPE", "STAGES", "WAITS", "best_config", "run",
-           "seed_config"]
+__all__ = [
+    "SAMPLE_DTYPE",
+    "STAGES",
+    "WAITS",
+    "PipelineConfig",
+    "PipelineResult",
+    "best_config",
+    "check_sample_layout",
+    "run",
+    "seed_config",
+]

@@ -124,4 +124,3 @@ class SpscQueue:
         layout = "padded" if self.padded else "unpadded"
         cache = "cached" if self.cached else "uncached"
         return f"<SpscQueue {len(self)}/{self.capacity} x {self.dtype} ({layout}, {cache})>"
-

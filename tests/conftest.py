@@ -38,5 +38,6 @@ def build(cc: str, out: Path, sources: list[str], sanitizer: str | None = None) 
 def run_sanitized(binary: Path, args: list[str], sanitizer: str | None, timeout: int) -> subprocess.CompletedProcess:
     """Runs ``binary`` in the sanitizer's environment
     (:func:`lowlat.toolchain.sanitizer_env`: halt on the first report)."""
-    return subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=timeout,
-                          env=toolchain.sanitizer_env(sanitizer))
+    return subprocess.run(
+        [str(binary), *args], capture_output=True, text=True, timeout=timeout, env=toolchain.sanitizer_env(sanitizer)
+    )

@@ -1,6 +1,6 @@
-"""The benchmark functions return sane numbers and check their own work; the
-only timing assertions compare two things measured in the same run, with
-wide margins."""
+"""The experiments return sane numbers and check their own work; the suite
+writes every key.  The only timing assertions compare two things measured
+in the same run, with wide margins."""
 
 from __future__ import annotations
 
@@ -12,81 +12,108 @@ from pathlib import Path
 import pytest
 
 from lowlat import bench
+from lowlat.experiments import alloc, queues, taxes
 
 ISSUE_KEYS = [
-    "pool_alloc_free_ns", "malloc_free_ns", "pool_vs_malloc_speedup", "pool_p999_ns", "malloc_p999_ns",
-    "spsc_items_per_s", "spsc_rtt_ns", "spsc_padded_vs_unpadded", "spsc_cached_vs_uncached",
-    "spsc_batch_items_per_s", "py_queue_items_per_s", "py_simplequeue_items_per_s", "spsc_c_batch_items_per_s",
-    "hist_record_ns", "clock_read_ns", "tsc_read_ns", "c2c_one_way_ns",
-    "batch_vs_row_speedup", "ffi_call_ns", "ffi_batched_item_ns", "prefetch_bubble_fraction_depth0",
-    "prefetch_bubble_fraction_best", "pipeline_p50_ns", "pipeline_p99_ns", "pipeline_p999_ns", "pipeline_max_ns",
-    "pipeline_seed_p50_ns", "pipeline_seed_p99_ns", "pipeline_seed_max_ns",
+    "pool_alloc_free_ns",
+    "malloc_free_ns",
+    "pool_vs_malloc_speedup",
+    "pool_p999_ns",
+    "malloc_p999_ns",
+    "spsc_items_per_s",
+    "spsc_rtt_ns",
+    "spsc_padded_vs_unpadded",
+    "spsc_cached_vs_uncached",
+    "spsc_batch_items_per_s",
+    "py_queue_items_per_s",
+    "py_simplequeue_items_per_s",
+    "spsc_c_batch_items_per_s",
+    "hist_record_ns",
+    "clock_read_ns",
+    "tsc_read_ns",
+    "c2c_one_way_ns",
+    "batch_vs_row_speedup",
+    "ffi_call_ns",
+    "ffi_batched_item_ns",
+    "prefetch_bubble_fraction_depth0",
+    "prefetch_bubble_fraction_best",
+    "pipeline_p50_ns",
+    "pipeline_p99_ns",
+    "pipeline_p999_ns",
+    "pipeline_max_ns",
+    "pipeline_seed_p50_ns",
+    "pipeline_seed_p99_ns",
+    "pipeline_seed_max_ns",
 ]
 
 
 def test_alloc_run_counts_every_op() -> None:
     for allocator in ("malloc", "pool"):
-        r = bench.alloc_run(allocator, ops=5000, live=16, min_size=16, max_size=512)
+        r = alloc.alloc_run(allocator, ops=5000, live=16, min_size=16, max_size=512)
         assert r.failed == 0 and r.ops == 5000 and r.mean_ns > 0
         assert r.hist is not None and r.hist.count == 5000
     with pytest.raises(ValueError, match="allocator must be 'malloc' or 'pool', got 'jemalloc'"):
-        bench.alloc_run("jemalloc")
+        alloc.alloc_run("jemalloc")
     with pytest.raises(ValueError, match="max_size must be >= min_size = 64, got 8"):
-        bench.alloc_run("pool", min_size=64, max_size=8)
+        alloc.alloc_run("pool", min_size=64, max_size=8)
     with pytest.raises(ValueError, match="live must be >= 1"):
-        bench.alloc_run("pool", live=0)
+        alloc.alloc_run("pool", live=0)
 
 
 def test_pool_beats_malloc_on_a_fragmented_heap_same_run() -> None:
-    c = bench.compare_alloc("fragmented", ops=50_000, rounds=3)
+    c = alloc.compare_alloc("fragmented", ops=50_000, rounds=3)
     assert c.failed == 0
     # Measured here ~25-35x; the margin allows for a very noisy machine.
     assert c.speedup > 2, c
     with pytest.raises(ValueError, match="mode must be 'steady' or 'fragmented'"):
-        bench.compare_alloc("chaotic")
+        alloc.compare_alloc("chaotic")
 
 
 def test_spsc_benchmarks_check_order_and_report() -> None:
-    run = bench.spsc_throughput(1024, 200_000)
+    run = queues.spsc_throughput(1024, 200_000)
     assert run.errors == 0 and run.items_per_s > 0
-    rtt = bench.spsc_rtt(64, 2_000)
+    rtt = queues.spsc_rtt(64, 2_000)
     assert rtt.errors == 0 and rtt.rtt is not None and rtt.rtt.count == 2_000
-    assert bench.c2c_one_way_ns(2_000) > 0
+    assert queues.c2c_one_way_ns(2_000) > 0
     with pytest.raises(ValueError, match="wait must be one of"):
-        bench.spsc_throughput(wait="sleepy")
+        queues.spsc_throughput(wait="sleepy")
     with pytest.raises(ValueError, match="capacity must be a power of two"):
-        bench.spsc_throughput(capacity=100)
+        queues.spsc_throughput(capacity=100)
 
 
 def test_python_side_queues() -> None:
-    assert bench.spsc_python_batches(200_000, batch=1000, capacity=4096) > 0
-    assert bench.python_queue(10_000, "Queue") > 0
-    assert bench.python_queue(10_000, "SimpleQueue") > 0
+    assert queues.spsc_python_batches(200_000, batch=1000, capacity=4096) > 0
+    assert queues.python_queue(10_000, "Queue") > 0
+    assert queues.python_queue(10_000, "SimpleQueue") > 0
 
 
 def test_batched_ring_beats_queue_queue_same_run() -> None:
-    ring = bench.spsc_python_batches(500_000)
-    q = bench.python_queue(50_000, "Queue")
+    ring = queues.spsc_python_batches(500_000)
+    q = queues.python_queue(50_000, "Queue")
     assert ring > 5 * q  # measured here: >1000x
 
 
 def test_hidden_taxes() -> None:
-    assert bench.mutex_ns(10_000) > 0
-    assert bench.mutex_ns(10_000, contended=True) > 0
-    assert bench.syscall_ns(1000) > 0
-    assert bench.chase_ns(16 * 1024, 10_000) > 0
+    assert taxes.mutex_ns(10_000) > 0
+    assert taxes.mutex_ns(10_000, contended=True) > 0
+    assert taxes.syscall_ns(1000) > 0
+    assert taxes.chase_ns(16 * 1024, 10_000) > 0
     with pytest.raises(ValueError, match="nbytes must be >= 128"):
-        bench.chase_ns(64)
-    pf = bench.page_faults(256)
+        taxes.chase_ns(64)
+    pf = alloc.page_faults(256)
     assert pf.pages == 256 and pf.first_touch_ns > 0
-    assert bench.hist_record_ns(100_000) > 0
+    assert taxes.hist_record_ns(100_000) > 0
 
 
 @pytest.mark.slow
 def test_cli_bench_quick_writes_every_key(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
-    res = subprocess.run([sys.executable, "-m", "lowlat", "bench", "--quick", "--json", str(out)],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "lowlat", "bench", "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     data = json.loads(out.read_text())
     missing = [k for k in ISSUE_KEYS if k not in data]

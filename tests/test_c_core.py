@@ -19,8 +19,9 @@ def test_core_compiles_warning_free(cc: str, tmp_path: Path, std: str) -> None:
     demos = sorted(str(p) for p in DEMOS.glob("*.c"))
     assert demos, f"no demo programs in {DEMOS}"
     for src in CORE_SOURCES + demos:
-        res = toolchain.compile_c([src], tmp_path / (Path(src).stem + ".o"), werror=True, cc=cc,
-                                  extra=[f"-std={std}", "-pedantic", "-c"])
+        res = toolchain.compile_c(
+            [src], tmp_path / (Path(src).stem + ".o"), werror=True, cc=cc, extra=[f"-std={std}", "-pedantic", "-c"]
+        )
         assert res.returncode == 0, f"{Path(src).name} is not warning-clean:\n{res.stderr}"
 
 

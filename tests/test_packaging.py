@@ -36,7 +36,7 @@ def _pyproject() -> dict:
 def _environment_packages() -> set[str]:
     names: set[str] = set()
     text = (ROOT / "environment.yml").read_text()
-    for line in text[text.index("dependencies:"):].splitlines():
+    for line in text[text.index("dependencies:") :].splitlines():
         m = re.match(r"^\s*-\s+([A-Za-z0-9_.\-]+)", line)
         if m and not line.strip().startswith("- -e") and m.group(1) != "pip:":
             names.add(_name(m.group(1)))
@@ -64,8 +64,13 @@ def test_environment_yml_pins_python_and_installs_the_package() -> None:
 
 @pytest.mark.slow
 def test_sdist_ships_the_c_sources(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "setup.py", "-q", "sdist", "-d", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     (sdist,) = tmp_path.glob("*.tar.gz")
     with tarfile.open(sdist) as t:

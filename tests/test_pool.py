@@ -159,3 +159,15 @@ class PoolModel(RuleBasedStateMachine):
 
 PoolModel.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
 TestPoolModel = PoolModel.TestCase
+
+
+def test_status_names_come_from_the_core() -> None:
+    from lowlat._lib import ffi
+    from lowlat.errors import EXPLANATIONS, STATUS_NAMES, CoreError, check_status
+
+    elements = ffi.typeof("enum ll_status").elements
+    assert set(STATUS_NAMES) == set(elements) and set(EXPLANATIONS) <= set(elements.values())
+    assert STATUS_NAMES[0] == "LL_OK" and STATUS_NAMES[-2] == "LL_EINVAL (invalid argument)"
+    with pytest.raises(CoreError, match=r"resize failed: LL_EDOUBLE \(double free\)"):
+        check_status(-3, "resize")
+    assert check_status(5, "count") == 5

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from lowlat import SpscQueue
-from lowlat.bench import spsc_throughput
+from lowlat.experiments.queues import spsc_throughput
 
 VARIANTS = [dict(padded=p, cached=c) for p in (True, False) for c in (True, False)]
 

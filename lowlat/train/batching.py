@@ -7,16 +7,15 @@ and reports medians."""
 
 from __future__ import annotations
 
-import statistics
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import numpy as np
 
 from lowlat._check import int_arg
 from lowlat._lib import lib
 from lowlat.hist import Histogram
-from lowlat.train._timing import interleaved
+from lowlat.interleave import interleave, medians, timed
 
 
 def row_norms_per_row(x: np.ndarray) -> np.ndarray:
@@ -55,10 +54,15 @@ def compare_row_norms(rows: int = 2000, cols: int = 256, repeats: int = 5, seed:
     x = np.random.default_rng(seed).standard_normal((rows, cols))
     a, b = row_norms_per_row(x), row_norms_batched(x)
     rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), np.finfo(float).tiny)))
-    t = interleaved({"row": lambda: row_norms_per_row(x), "batch": lambda: row_norms_batched(x)},
-                     int_arg(repeats, "repeats", minimum=1))
-    return BatchingResult(rows, cols, statistics.median(t["row"]) / rows * 1e9,
-                          statistics.median(t["batch"]) / rows * 1e9, rel, bool(np.allclose(a, b, rtol=1e-12)))
+    t = medians(
+        interleave(
+            {"row": timed(lambda: row_norms_per_row(x)), "batch": timed(lambda: row_norms_batched(x))},
+            int_arg(repeats, "repeats", minimum=1),
+        )
+    )
+    return BatchingResult(
+        rows, cols, t["row"] / rows * 1e9, t["batch"] / rows * 1e9, rel, bool(np.allclose(a, b, rtol=1e-12))
+    )
 
 
 @dataclass
@@ -94,13 +98,16 @@ def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
         for v in as_list:
             rec(v)
 
-    t = interleaved({"bare": bare, "wrapped": wrapped, "batched": lambda: h.record_many(values)},
-                     int_arg(repeats, "repeats", minimum=1))
+    t = medians(
+        interleave(
+            {"bare": timed(bare), "wrapped": timed(wrapped), "batched": timed(lambda: h.record_many(values))},
+            int_arg(repeats, "repeats", minimum=1),
+        )
+    )
     if h.count != 3 * n * repeats:
         raise AssertionError(f"histogram holds {h.count} records, expected {3 * n * repeats}")
     c_item = lib.ll_bench_hist_record(h._h, max(n, 1_000_000), 5)
-    return FfiCosts(n, statistics.median(t["bare"]) / n * 1e9, statistics.median(t["wrapped"]) / n * 1e9,
-                    statistics.median(t["batched"]) / n * 1e9, float(c_item))
+    return FfiCosts(n, t["bare"] / n * 1e9, t["wrapped"] / n * 1e9, t["batched"] / n * 1e9, float(c_item))
 
 
 @dataclass
@@ -119,8 +126,9 @@ class BatchSweep:
         return int(self.sizes[np.argmax(self.item_ns <= 1.25 * best)])
 
 
-def batch_sweep(sizes: Iterable[int] = tuple(4**k for k in range(9)), total: int = 1 << 16,
-                repeats: int = 3) -> BatchSweep:
+def batch_sweep(
+    sizes: Iterable[int] = tuple(4**k for k in range(9)), total: int = 1 << 16, repeats: int = 3
+) -> BatchSweep:
     """Records ``total`` values through :meth:`Histogram.record_many` in
     calls of each batch size (sizes interleaved, ``repeats`` rounds,
     median per size)."""
@@ -130,17 +138,26 @@ def batch_sweep(sizes: Iterable[int] = tuple(4**k for k in range(9)), total: int
     h = Histogram()
 
     def run(b: int) -> Callable[[], None]:
-        chunks = [values[i:i + b] for i in range(0, total, b)]
+        chunks = [values[i : i + b] for i in range(0, total, b)]
 
         def go() -> None:
             for c in chunks:
                 h.record_many(c)
+
         return go
 
-    t = interleaved({int(b): run(int(b)) for b in sizes_arr}, int_arg(repeats, "repeats", minimum=1))
-    item_ns = np.array([statistics.median(t[int(b)]) / total * 1e9 for b in sizes_arr])
+    t = medians(interleave({str(b): timed(run(int(b))) for b in sizes_arr}, int_arg(repeats, "repeats", minimum=1)))
+    item_ns = np.array([t[str(b)] / total * 1e9 for b in sizes_arr])
     return BatchSweep(sizes_arr, item_ns, total)
 
 
-__all__ = ["BatchSweep", "BatchingResult", "FfiCosts", "batch_sweep", "compare_row_norms", "ffi_costs",
-           "row_norms_batched", "row_norms_per_row"]
+__all__ = [
+    "BatchSweep",
+    "BatchingResult",
+    "FfiCosts",
+    "batch_sweep",
+    "compare_row_norms",
+    "ffi_costs",
+    "row_norms_batched",
+    "row_norms_per_row",
+]

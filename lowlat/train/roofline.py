@@ -8,13 +8,14 @@ the best of several repeats is kept (the least disturbed run)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from lowlat._check import int_arg
-from lowlat.train._timing import interleaved
+from lowlat.interleave import interleave, medians, timed
 
 F8 = 8  # bytes per float64
 
@@ -106,13 +107,13 @@ class Roofline:
         lines = [f"{'kernel':<18} {'FLOP/byte':>10} {'GFLOP/s':>9} {'% of roof':>10}  bound by"]
         for k in self.kernels:
             share = k.flops_per_s / self.attainable(k.intensity) * 100
-            lines.append(f"{k.name:<18} {k.intensity:>10.3f} {k.flops_per_s / 1e9:>9.2f} {share:>9.0f}%  "
-                         f"{self.bound(k)}")
+            lines.append(
+                f"{k.name:<18} {k.intensity:>10.3f} {k.flops_per_s / 1e9:>9.2f} {share:>9.0f}%  {self.bound(k)}"
+            )
         return "\n".join(lines)
 
 
-def measure(matmul_sizes: tuple[int, ...] = (32, 128, 512), vector_n: int = 4_000_000,
-            repeats: int = 5) -> Roofline:
+def measure(matmul_sizes: tuple[int, ...] = (32, 128, 512), vector_n: int = 4_000_000, repeats: int = 5) -> Roofline:
     """Measures the roofs and the kernels (a few seconds)."""
     kernels = [add_kernel(vector_n, repeats), sum_kernel(vector_n, repeats)]
     kernels += [matmul_kernel(n, repeats) for n in matmul_sizes]
@@ -129,8 +130,7 @@ def plot(ax: Any, roof: Roofline) -> Any:
     ax.text(roof.ridge, roof.peak_flops / 1e9 * 1.15, f" ridge {roof.ridge:.1f} FLOP/B", fontsize=8, color="gray")
     for k in roof.kernels:
         ax.plot(k.intensity, k.flops_per_s / 1e9, "o")
-        ax.annotate(k.name, (k.intensity, k.flops_per_s / 1e9), textcoords="offset points", xytext=(5, -10),
-                    fontsize=8)
+        ax.annotate(k.name, (k.intensity, k.flops_per_s / 1e9), textcoords="offset points", xytext=(5, -10), fontsize=8)
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved, log)")
     ax.set_ylabel("GFLOP/s (log)")
     return ax
@@ -166,9 +166,19 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
         return np.add(y, c, out=y)
 
     equal = bool(np.array_equal(temp(), out()))
-    ts = interleaved({"temp": temp, "out": out}, int_arg(repeats, "repeats", minimum=1))
-    return OutResult(n, float(np.median(ts["temp"])) * 1e3, float(np.median(ts["out"])) * 1e3, equal)
+    ts = medians(interleave({"temp": timed(temp), "out": timed(out)}, int_arg(repeats, "repeats", minimum=1)))
+    return OutResult(n, ts["temp"] * 1e3, ts["out"] * 1e3, equal)
 
 
-__all__ = ["Kernel", "OutResult", "Roofline", "add_kernel", "copy_bandwidth", "matmul_kernel", "measure",
-           "out_vs_temporaries", "plot", "sum_kernel"]
+__all__ = [
+    "Kernel",
+    "OutResult",
+    "Roofline",
+    "add_kernel",
+    "copy_bandwidth",
+    "matmul_kernel",
+    "measure",
+    "out_vs_temporaries",
+    "plot",
+    "sum_kernel",
+]

@@ -1,0 +1,47 @@
+"""The bench suite's output: an aligned text table, a JSON file, progress
+lines on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from lowlat.bench.keys import KEYS
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "items/s":
+        return f"{value / 1e6:,.1f} M/s"
+    if unit == "x":
+        return f"{value:,.2f} x"
+    if unit == "fraction":
+        return f"{value * 100:,.1f} %"
+    if unit in ("", "faults"):
+        return f"{value:,.0f}"
+    if unit == "s":
+        return f"{value:,.1f} s"
+    return f"{value:,.1f} ns"
+
+
+def format_table(results: dict[str, float]) -> str:
+    """The results as an aligned text table, one key per line."""
+    lines = [f"{'key':32} {'value':>14}  meaning", "-" * 90]
+    for k, (unit, meaning) in KEYS.items():
+        if k in results:
+            lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning}")
+    return "\n".join(lines)
+
+
+def write_json(results: dict[str, float], path: str) -> None:
+    """The results as sorted, indented JSON at ``path``."""
+    with open(path, "w") as f:
+        json.dump(results, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def progress_to_stderr(msg: str) -> None:
+    """A progress callback for :func:`lowlat.bench.run_all`: one line on stderr."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+__all__ = ["format_table", "progress_to_stderr", "write_json"]

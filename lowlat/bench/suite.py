@@ -1,0 +1,219 @@
+"""``run_all``: the whole suite behind ``python -m lowlat bench``, built on
+the experiments (:mod:`lowlat.experiments`), the pipeline and the training
+chapter.
+
+Method (the machine is assumed noisy): variants that are compared run
+interleaved (A B A B ..., alternating which goes first; :mod:`lowlat.interleave`)
+inside one run, several times; results are medians and medians of per-round
+ratios, and the core-to-core latency is sampled between queue runs so the
+regime the machine was in is on record.  All times in ns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from lowlat.affinity import bench_cpus, cpu_count
+from lowlat.bench.keys import KEYS
+from lowlat.clock import clock_info
+from lowlat.experiments.alloc import compare_alloc, page_faults
+from lowlat.experiments.queues import c2c_one_way_ns, python_queue, spsc_python_batches, spsc_rtt, spsc_throughput
+from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
+from lowlat.interleave import interleave, median, medians, ratios
+from lowlat.wait import default_wait
+
+STEPS = 11
+
+
+def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Runs every benchmark; returns the flat dict of :data:`KEYS` (numbers)."""
+    say = progress or (lambda s: None)
+    t_start = time.perf_counter()
+    reps = 3 if quick else 7
+    r: dict[str, float] = {}
+    pinned = bench_cpus()[0] >= 0
+    wait = default_wait()
+
+    say(f"[1/{STEPS}] clocks")
+    ci = clock_info(200_000 if quick else 1_000_000)
+    r.update(
+        clock_read_ns=ci.monotonic_read_ns,
+        clock_coarse_read_ns=ci.coarse_read_ns,
+        tsc_read_ns=ci.tsc_read_ns,
+        tsc_ordered_read_ns=ci.tsc_ordered_read_ns,
+        py_perf_counter_ns=ci.python_perf_counter_ns,
+    )
+
+    say(f"[2/{STEPS}] malloc vs pool, steady state")
+    ops = 100_000 if quick else 400_000
+    steady = compare_alloc("steady", ops=ops, rounds=reps)
+    r.update(
+        pool_alloc_free_ns=steady.pool_mean_ns,
+        malloc_free_ns=steady.malloc_mean_ns,
+        pool_vs_malloc_speedup_steady=steady.speedup,
+    )
+
+    say(f"[3/{STEPS}] malloc vs pool, fragmented heap")
+    frag = compare_alloc("fragmented", ops=ops, rounds=reps)
+    r.update(
+        pool_frag_ns=frag.pool_mean_ns,
+        malloc_frag_ns=frag.malloc_mean_ns,
+        pool_vs_malloc_speedup=frag.speedup,
+        pool_p99_ns=frag.pool["p99"],
+        malloc_p99_ns=frag.malloc["p99"],
+        pool_p999_ns=frag.pool["p99.9"],
+        malloc_p999_ns=frag.malloc["p99.9"],
+        pool_max_ns=frag.pool["max"],
+        malloc_max_ns=frag.malloc["max"],
+        per_op_timer_ns=frag.timer_overhead_ns,
+    )
+
+    say(f"[4/{STEPS}] SPSC throughput: padded/unpadded, cached/uncached, interleaved x{reps}")
+    c2c: list[float] = []
+    r.update(_spsc_throughput(quick, reps, wait, c2c))
+
+    say(f"[5/{STEPS}] SPSC round trip")
+    rtt = spsc_rtt(1024, 20_000 if quick else 100_000, wait=wait).rtt
+    assert rtt is not None  # spsc_rtt always fills it
+    c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))
+    r.update(spsc_rtt_ns=rtt.percentile(50), spsc_rtt_p99_ns=rtt.percentile(99))
+    r.update(c2c_one_way_ns=median(c2c), c2c_one_way_min_ns=min(c2c), c2c_one_way_max_ns=max(c2c))
+
+    say(f"[6/{STEPS}] queues between Python threads, interleaved x3")
+    n_batch = 2_000_000 if quick else 10_000_000
+    queues = medians(
+        interleave(
+            {
+                "spsc_batch_items_per_s": lambda: spsc_python_batches(n_batch),
+                "py_queue_items_per_s": lambda: python_queue(50_000 if quick else 200_000, "Queue"),
+                "py_simplequeue_items_per_s": lambda: python_queue(200_000 if quick else 1_000_000, "SimpleQueue"),
+            },
+            3,
+        )
+    )
+    r.update(queues)
+    r["spsc_batch_vs_py_queue"] = r["spsc_batch_items_per_s"] / r["py_queue_items_per_s"]
+    r["spsc_batch_vs_py_simplequeue"] = r["spsc_batch_items_per_s"] / r["py_simplequeue_items_per_s"]
+
+    say(f"[7/{STEPS}] histogram record")
+    r["hist_record_ns"] = median(hist_record_ns(2_000_000 if quick else 10_000_000) for _ in range(reps))
+
+    say(f"[8/{STEPS}] hidden taxes: mutex, syscall, pointer chase")
+    r["mutex_uncontended_ns"] = median(mutex_ns(500_000) for _ in range(reps))
+    r["mutex_contended_ns"] = median(mutex_ns(200_000 if quick else 1_000_000, contended=True) for _ in range(reps))
+    r["syscall_ns"] = median(syscall_ns(100_000) for _ in range(reps))
+    r["chase_l1_ns"] = median(chase_ns(16 * 1024, 2_000_000) for _ in range(reps))
+    r["chase_dram_ns"] = chase_ns((128 if quick else 256) * 2**20, 1_000_000 if quick else 3_000_000)
+
+    say(f"[9/{STEPS}] page faults")
+    pf = page_faults(4096 if quick else 16384)
+    r.update(page_fault_ns=pf.first_touch_ns, prefaulted_touch_ns=pf.prefaulted_ns, page_faults_counted=pf.minor_faults)
+
+    say(f"[10/{STEPS}] training: batching, calls into C, prefetching")
+    r.update(_training(quick, reps))
+
+    say(f"[11/{STEPS}] pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}")
+    r.update(_pipeline(quick, wait))
+
+    r.update(cpus=cpu_count(), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick))
+    r["bench_seconds"] = time.perf_counter() - t_start
+    return {k: float(r[k]) for k in KEYS}
+
+
+def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
+    """Chapter 03's four rings, interleaved ``reps`` times, the core-to-core
+    latency sampled before each round (appended to ``c2c``)."""
+    items = 3_000_000 if quick else 10_000_000
+    variants: dict[str, dict[str, Any]] = {
+        "best": {},
+        "unpadded": {"padded": False},
+        "uncached": {"cached": False},
+        "batch": {"batch": 256},
+    }
+
+    def ring(name: str, kw: dict) -> Callable[[], float]:
+        def run() -> float:
+            res = spsc_throughput(1024, items, wait=wait, **kw)
+            if res.errors:
+                raise AssertionError(f"SPSC benchmark delivered {res.errors} records out of order ({name})")
+            return res.items_per_s
+
+        return run
+
+    tp = interleave(
+        {name: ring(name, kw) for name, kw in variants.items()},
+        reps,
+        between=lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait)),
+    )
+    return {
+        "spsc_items_per_s": median(tp["best"]),
+        "spsc_unpadded_items_per_s": median(tp["unpadded"]),
+        "spsc_uncached_items_per_s": median(tp["uncached"]),
+        "spsc_c_batch_items_per_s": median(tp["batch"]),
+        "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
+        "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
+    }
+
+
+def _training(quick: bool, reps: int) -> dict[str, float]:
+    """Chapter 06's figures: batching at two levels and the prefetch sweep."""
+    from lowlat.train import batching, loader
+
+    norms = batching.compare_row_norms(1000 if quick else 2000, 256, repeats=reps)
+    if not norms.equal:
+        raise AssertionError(f"batched row norms differ from per-row ones (max relative {norms.max_rel_diff:.2e})")
+    ffi_c = batching.ffi_costs(50_000 if quick else 100_000, repeats=reps)
+    src = loader.HeavyTailSource(n=150 if quick else 300)
+    depths = (0, 4, 16) if quick else (0, 1, 2, 4, 8, 16, 32)
+    sweep = loader.depth_sweep(src, depths, loader.SimulatedStep(2.0))
+    best = min((d for d in depths if d > 0), key=lambda d: sweep[d].bubble_fraction)
+    return {
+        "batch_vs_row_speedup": norms.speedup,
+        "ffi_call_ns": ffi_c.call_ns,
+        "ffi_batched_item_ns": ffi_c.batched_item_ns,
+        "prefetch_bubble_fraction_depth0": sweep[0].bubble_fraction,
+        "prefetch_bubble_fraction_best": sweep[best].bubble_fraction,
+        "prefetch_best_depth": best,
+    }
+
+
+def _pipeline(quick: bool, wait: str) -> dict[str, float]:
+    """Chapter 05's table, its two ends: medians over interleaved runs, with
+    the core-to-core floor sampled before each round."""
+    from lowlat import pipeline
+
+    ticks = 50_000 if quick else 200_000
+    c2c: list[float] = []
+
+    def run(name: str, cfg: pipeline.PipelineConfig) -> Callable[[], dict[str, float]]:
+        def go() -> dict[str, float]:
+            res = pipeline.run(cfg)
+            if res.lost:
+                raise AssertionError(f"the pipeline lost {res.lost} ticks ({name})")
+            return res.summary()
+
+        return go
+
+    runs = interleave(
+        {"best": run("best", pipeline.best_config(ticks)), "seed": run("seed", pipeline.seed_config(ticks))},
+        1 if quick else 3,
+        between=lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait)),
+    )
+    med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
+    floor = median(c2c)
+    return {
+        "pipeline_p50_ns": med["best"]["p50"],
+        "pipeline_p99_ns": med["best"]["p99"],
+        "pipeline_p999_ns": med["best"]["p99.9"],
+        "pipeline_max_ns": med["best"]["max"],
+        "pipeline_seed_p50_ns": med["seed"]["p50"],
+        "pipeline_seed_p99_ns": med["seed"]["p99"],
+        "pipeline_seed_max_ns": med["seed"]["max"],
+        "pipeline_c2c_ns": floor,
+        "pipeline_p50_over_c2c": med["best"]["p50"] / floor,
+    }
+
+
+__all__ = ["STEPS", "run_all"]

@@ -1,0 +1,198 @@
+"""Queue experiments (chapters 03, 05), run by ``csrc/bench/bench_spsc.c``:
+the SPSC ring between two C threads (throughput, round trip), one cache line
+bounced between two cores (the floor under every hand-off), and, for
+contrast, queues between two *Python* threads.  All times in ns."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lowlat._check import int_arg, power_of_two
+from lowlat._lib import ffi, lib
+from lowlat.affinity import cpu_count
+from lowlat.errors import check_status
+from lowlat.experiments._common import ns, pins
+from lowlat.hist import Histogram
+from lowlat.spsc import SpscQueue
+from lowlat.wait import default_wait, wait_code
+
+# ---- the ring between two C threads -------------------------------------------------
+
+
+@dataclass
+class SpscRun:
+    items: int
+    seconds: float
+    items_per_s: float
+    errors: int
+    full_waits: int
+    empty_waits: int
+    pinned: bool
+    mean_rtt_ns: float = 0.0
+    rtt: Histogram | None = field(repr=False, default=None)
+
+
+def _spsc_cfg(
+    capacity: int,
+    items: int,
+    padded: bool,
+    cached: bool,
+    pin: bool,
+    wait: str | None,
+    batch: int,
+    cpus: tuple[int, int] | None = None,
+):
+    if cpus is not None:
+        n = cpu_count()
+        for c in cpus:
+            int_arg(c, "cpu", minimum=-1, maximum=n - 1)
+        prod, cons = cpus
+    else:
+        prod, cons = pins(pin)
+    return ffi.new(
+        "ll_spsc_bench_cfg *",
+        {
+            "capacity": power_of_two(capacity),
+            "items": int_arg(items, "items", minimum=1),
+            "flags": (0 if padded else lib.LL_SPSC_UNPADDED) | (0 if cached else lib.LL_SPSC_NO_CACHE),
+            "producer_cpu": prod,
+            "consumer_cpu": cons,
+            "wait": wait_code(wait or default_wait()),
+            "batch": int_arg(batch, "batch", minimum=0),
+        },
+    )
+
+
+def spsc_throughput(
+    capacity: int = 1024,
+    items: int = 10_000_000,
+    *,
+    padded: bool = True,
+    cached: bool = True,
+    pin: bool = True,
+    wait: str | None = None,
+    batch: int = 0,
+    cpus: tuple[int, int] | None = None,
+) -> SpscRun:
+    """Two C threads move 1..items (uint64) through one ring; the consumer
+    checks order.  batch=0: one try_push/try_pop per record; batch=n:
+    push_many/pop_many of n.  ``cpus=(p, c)`` pins producer and consumer to
+    those CPUs (-1: unpinned; the same CPU twice puts both on one core) and
+    overrides ``pin``."""
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus)
+    out = ffi.new("ll_spsc_bench_result *")
+    check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
+    return SpscRun(
+        int(cfg.items),
+        out.seconds,
+        out.items_per_s,
+        int(out.errors),
+        int(out.full_waits),
+        int(out.empty_waits),
+        out.producer_pinned == 0 and out.consumer_pinned == 0,
+    )
+
+
+def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = True, wait: str | None = None) -> SpscRun:
+    """Ping-pong over two rings; every round trip timed into ``rtt``."""
+    cfg = _spsc_cfg(capacity, round_trips, True, True, pin, wait, 0)
+    h = Histogram(1, 10**10, 3)
+    out = ffi.new("ll_spsc_bench_result *")
+    check_status(lib.ll_bench_spsc_rtt(cfg, h._h, out), "SPSC round-trip benchmark")
+    return SpscRun(
+        int(cfg.items),
+        out.seconds,
+        out.items_per_s,
+        int(out.errors),
+        int(out.full_waits),
+        int(out.empty_waits),
+        out.producer_pinned == 0 and out.consumer_pinned == 0,
+        out.mean_rtt_ns,
+        h,
+    )
+
+
+def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | None = None) -> float:
+    """One-way core-to-core latency: a cache line bounced between two
+    threads, half the mean round trip (ns)."""
+    a, b = pins(pin)
+    r = lib.ll_bench_c2c(int_arg(round_trips, "round_trips", minimum=1), a, b, wait_code(wait or default_wait()))
+    return ns(r, "core-to-core benchmark")
+
+
+# ---- queues between two Python threads -------------------------------------------------
+
+
+def spsc_python_batches(items: int = 5_000_000, batch: int = 8192, capacity: int = 65536) -> float:
+    """Two *Python* threads move ``items`` uint64 through :class:`SpscQueue`
+    with push_many/pop_many of ``batch``; returns items/s (checked: every
+    batch arrives in order)."""
+    q = SpscQueue(capacity)
+    data = np.arange(items, dtype=np.uint64)
+    errors: list[str] = []
+
+    def produce() -> None:
+        sent = 0
+        while sent < items:
+            k = q.push_many(data[sent : sent + batch])
+            if k == 0:
+                time.sleep(0)
+            sent += k
+
+    def consume() -> None:
+        buf = np.empty(batch, np.uint64)
+        got = 0
+        while got < items:
+            k = q.pop_many(buf)
+            if k == 0:
+                time.sleep(0)
+                continue
+            if buf[0] != got or buf[k - 1] != got + k - 1:
+                errors.append(f"batch at {got} out of order")
+            got += k
+
+    return _two_threads(produce, consume, items, errors)
+
+
+def python_queue(items: int = 200_000, kind: str = "Queue") -> float:
+    """Two Python threads move ``items`` ints through ``queue.Queue`` or
+    ``queue.SimpleQueue`` (unbounded), one put/get per item; items/s."""
+    q = {"Queue": queue.Queue, "SimpleQueue": queue.SimpleQueue}[kind]()
+    errors: list[str] = []
+
+    def produce() -> None:
+        put = q.put
+        for i in range(items):
+            put(i)
+
+    def consume() -> None:
+        get = q.get
+        for i in range(items):
+            if get() != i:
+                errors.append("out of order")
+                return
+
+    return _two_threads(produce, consume, items, errors)
+
+
+def _two_threads(produce: Callable[[], None], consume: Callable[[], None], items: int, errors: list[str]) -> float:
+    tc = threading.Thread(target=consume)
+    tp = threading.Thread(target=produce)
+    t0 = time.perf_counter()
+    tc.start()
+    tp.start()
+    tp.join()
+    tc.join()
+    dt = time.perf_counter() - t0
+    if errors:
+        raise AssertionError(errors[0])
+    return items / dt
+
+
+__all__ = ["SpscRun", "c2c_one_way_ns", "python_queue", "spsc_python_batches", "spsc_rtt", "spsc_throughput"]
