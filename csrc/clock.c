@@ -141,9 +141,8 @@ int ll_clock_measure(ll_clock_info *out, uint64_t iterations)
         out->coarse_resolution_ns = best == UINT64_MAX ? 0.0 : (double)best;
     }
     struct timespec res;
-    out->monotonic_getres_ns = clock_getres(CLOCK_MONOTONIC, &res) == 0
-                                   ? (double)res.tv_sec * 1e9 + (double)res.tv_nsec
-                                   : 0.0;
+    out->monotonic_getres_ns =
+        clock_getres(CLOCK_MONOTONIC, &res) == 0 ? (double)res.tv_sec * 1e9 + (double)res.tv_nsec : 0.0;
     if (out->tsc_available && out->tsc_ticks_per_ns > 0.0) {
         out->tsc_read_ns = per_read_ns(ll_tsc_read, iterations);
         out->tsc_ordered_read_ns = per_read_ns(ll_tsc_read_ordered, iterations);

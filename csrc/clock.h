@@ -27,14 +27,14 @@ uint64_t ll_tsc_to_ns(uint64_t ticks);
 typedef struct {
     double monotonic_read_ns;
     double coarse_read_ns;
-    double tsc_read_ns;          /* 0 when no counter */
-    double tsc_ordered_read_ns;  /* rdtscp / isb+cntvct; 0 when no counter */
+    double tsc_read_ns;             /* 0 when no counter */
+    double tsc_ordered_read_ns;     /* rdtscp / isb+cntvct; 0 when no counter */
     double monotonic_resolution_ns; /* smallest nonzero step seen */
     double coarse_resolution_ns;
-    double monotonic_getres_ns;  /* what clock_getres() claims */
+    double monotonic_getres_ns; /* what clock_getres() claims */
     double tsc_ticks_per_ns;
     int tsc_available;
-    int tsc_kind;                /* 0 none, 1 x86 rdtsc, 2 arm64 cntvct_el0 */
+    int tsc_kind; /* 0 none, 1 x86 rdtsc, 2 arm64 cntvct_el0 */
 } ll_clock_info;
 
 int ll_clock_measure(ll_clock_info *out, uint64_t iterations);

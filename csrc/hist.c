@@ -8,10 +8,7 @@
 
 #include "hist_inline.h"
 
-static uint64_t value_from(const ll_hist *h, int bucket, uint64_t sub)
-{
-    return sub << (bucket + h->unit_magnitude);
-}
+static uint64_t value_from(const ll_hist *h, int bucket, uint64_t sub) { return sub << (bucket + h->unit_magnitude); }
 
 uint64_t ll_hist_value_at_index(const ll_hist *h, size_t index)
 {
@@ -221,7 +218,4 @@ void ll_hist_get_layout(const ll_hist *h, ll_hist_layout *out)
     out->memory_bytes = h->counts_len * sizeof *h->counts;
 }
 
-void ll_hist_copy_counts(const ll_hist *h, uint64_t *out)
-{
-    memcpy(out, h->counts, h->counts_len * sizeof *h->counts);
-}
+void ll_hist_copy_counts(const ll_hist *h, uint64_t *out) { memcpy(out, h->counts, h->counts_len * sizeof *h->counts); }

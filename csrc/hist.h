@@ -44,24 +44,24 @@ void ll_hist_reset(ll_hist *h);
  * bucket holding the ceil-rounded p-th sample, the same rule as HdrHistogram.
  * 0 when empty. */
 uint64_t ll_hist_value_at_percentile(const ll_hist *h, double p);
-uint64_t ll_hist_min(const ll_hist *h);   /* exact; 0 when empty */
-uint64_t ll_hist_max(const ll_hist *h);   /* exact; 0 when empty */
-double ll_hist_mean(const ll_hist *h);    /* exact (from the raw sum) */
-double ll_hist_stddev(const ll_hist *h);  /* from bucket midpoints */
+uint64_t ll_hist_min(const ll_hist *h);  /* exact; 0 when empty */
+uint64_t ll_hist_max(const ll_hist *h);  /* exact; 0 when empty */
+double ll_hist_mean(const ll_hist *h);   /* exact (from the raw sum) */
+double ll_hist_stddev(const ll_hist *h); /* from bucket midpoints */
 uint64_t ll_hist_count(const ll_hist *h);
 uint64_t ll_hist_out_of_range(const ll_hist *h);
 
 /* Layout, and the counters for export. */
 typedef struct {
     uint64_t lowest;
-    uint64_t highest;            /* as asked for */
-    uint64_t highest_trackable;  /* what the buckets actually reach */
+    uint64_t highest;           /* as asked for */
+    uint64_t highest_trackable; /* what the buckets actually reach */
     int sig_figs;
-    int unit_magnitude;          /* floor(log2(lowest)) */
-    int sub_bucket_count;        /* linear sub-buckets per bucket */
+    int unit_magnitude;   /* floor(log2(lowest)) */
+    int sub_bucket_count; /* linear sub-buckets per bucket */
     int bucket_count;
-    size_t counts_len;           /* number of counters */
-    size_t memory_bytes;         /* bytes of counters */
+    size_t counts_len;   /* number of counters */
+    size_t memory_bytes; /* bytes of counters */
 } ll_hist_layout;
 
 void ll_hist_get_layout(const ll_hist *h, ll_hist_layout *out);

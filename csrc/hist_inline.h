@@ -13,10 +13,10 @@ struct ll_hist {
     /* Everything record() reads sits in the first line. */
     uint64_t *counts;
     uint64_t total;
-    uint64_t sum;                  /* raw sum, for an exact mean */
+    uint64_t sum; /* raw sum, for an exact mean */
     uint64_t min;
     uint64_t max;
-    uint64_t sub_bucket_mask;      /* (sub_bucket_count - 1) << unit_magnitude */
+    uint64_t sub_bucket_mask; /* (sub_bucket_count - 1) << unit_magnitude */
     int unit_magnitude;
     int sub_bucket_half_count_magnitude;
     int sub_bucket_half_count;

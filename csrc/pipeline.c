@@ -263,8 +263,8 @@ static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples
     return LL_OK;
 }
 
-int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent,
-                    ll_pipeline_sample *samples, ll_pipeline_result *out)
+int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent, ll_pipeline_sample *samples,
+                    ll_pipeline_result *out)
 {
     if (cfg == NULL || out == NULL)
         return LL_EINVAL;
@@ -286,8 +286,15 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
     struct ll_duo duo = {0};
     atomic_int done = 0;
     struct producer p = {.cfg = cfg, .q = q, .duo = &duo, .done = &done, .pinned = 1};
-    struct consumer k = {.cfg = cfg, .q = q, .pool = pool, .duo = &duo, .done = &done,
-                         .lat_intended = lat_intended, .lat_sent = lat_sent, .held = held, .pinned = 1};
+    struct consumer k = {.cfg = cfg,
+                         .q = q,
+                         .pool = pool,
+                         .duo = &duo,
+                         .done = &done,
+                         .lat_intended = lat_intended,
+                         .lat_sent = lat_sent,
+                         .held = held,
+                         .pinned = 1};
     if (cfg->sample_mode == LL_SAMPLES_PREALLOCATED) {
         k.samples = samples;
         k.sample_cap = cfg->sample_capacity;

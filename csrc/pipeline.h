@@ -26,8 +26,8 @@ enum ll_producer_mode {
 };
 
 enum ll_full_policy {
-    LL_FULL_WAIT = 0,       /* wait for room (per producer_wait) */
-    LL_FULL_DROP = 1        /* drop the tick and count it */
+    LL_FULL_WAIT = 0, /* wait for room (per producer_wait) */
+    LL_FULL_DROP = 1  /* drop the tick and count it */
 };
 
 enum ll_sample_mode {
@@ -38,47 +38,47 @@ enum ll_sample_mode {
 #define LL_PIPELINE_STAGES 4 /* parse, features, risk, encode */
 
 typedef struct {
-    uint64_t ticks;           /* ticks the producer makes, >= 1 */
-    int producer_mode;        /* enum ll_producer_mode */
-    double rate_per_s;        /* open loop: ticks per second (> 0) */
-    int full_policy;          /* enum ll_full_policy */
-    int producer_wait;        /* enum ll_wait_policy: waiting for room */
-    int consumer_wait;        /* enum ll_wait_policy: waiting for a tick */
-    int producer_cpu;         /* -1: not pinned */
+    uint64_t ticks;    /* ticks the producer makes, >= 1 */
+    int producer_mode; /* enum ll_producer_mode */
+    double rate_per_s; /* open loop: ticks per second (> 0) */
+    int full_policy;   /* enum ll_full_policy */
+    int producer_wait; /* enum ll_wait_policy: waiting for room */
+    int consumer_wait; /* enum ll_wait_policy: waiting for a tick */
+    int producer_cpu;  /* -1: not pinned */
     int consumer_cpu;
-    size_t capacity;          /* ring capacity: a power of two >= 2 */
-    size_t pool_blocks;       /* feature objects in the pool, >= 1 */
-    uint64_t hold_ns;         /* each feature object stays in use this long (an order awaiting its
-                                 ack); 0: given back at once.  Little's law: objects in use =
-                                 rate x hold_ns, so a pool smaller than that runs dry */
-    int sample_mode;          /* enum ll_sample_mode */
-    size_t sample_capacity;   /* raw samples kept (the caller's array length) */
+    size_t capacity;    /* ring capacity: a power of two >= 2 */
+    size_t pool_blocks; /* feature objects in the pool, >= 1 */
+    /* hold_ns: each feature object stays in use this long (an order awaiting its ack); 0: given back at
+     * once.  Little's law: objects in use = rate x hold_ns, so a pool smaller than that runs dry. */
+    uint64_t hold_ns;
+    int sample_mode;                      /* enum ll_sample_mode */
+    size_t sample_capacity;               /* raw samples kept (the caller's array length) */
     uint64_t work_ns[LL_PIPELINE_STAGES]; /* synthetic busy work per stage, ns (0: none) */
 } ll_pipeline_cfg;
 
 /* One processed tick, one cache line.  Times are CLOCK_MONOTONIC ns. */
 typedef struct {
-    uint64_t seq;             /* 1, 2, 3 ... in production order */
-    uint64_t intended_ns;     /* when the schedule said to send it (closed loop: when it was made) */
-    uint64_t sent_ns;         /* just before the push that succeeded */
-    uint64_t popped_ns;       /* just after the consumer's pop */
+    uint64_t seq;                              /* 1, 2, 3 ... in production order */
+    uint64_t intended_ns;                      /* when the schedule said to send it (closed loop: when it was made) */
+    uint64_t sent_ns;                          /* just before the push that succeeded */
+    uint64_t popped_ns;                        /* just after the consumer's pop */
     uint64_t stage_end_ns[LL_PIPELINE_STAGES]; /* end of parse, features, risk, encode (the last: done) */
 } ll_pipeline_sample;
 
 typedef struct {
-    uint64_t produced;        /* ticks made */
-    uint64_t consumed;        /* ticks fully processed */
-    uint64_t dropped_full;    /* ring full under LL_FULL_DROP */
-    uint64_t dropped_pool;    /* no free feature object */
-    uint64_t samples;         /* raw samples written to the caller's array */
-    uint64_t samples_not_kept;/* processed ticks beyond sample_capacity */
-    uint64_t sample_reallocs; /* growing mode: reallocations on the hot path */
-    uint64_t producer_waits;  /* failed pushes waited on */
-    uint64_t consumer_waits;  /* failed pops waited on */
-    uint64_t late_sends;      /* open loop: sent more than one interval after due */
-    double seconds;           /* start gate to the consumer's last tick */
-    double feature_checksum;  /* sum of computed mid prices (keeps the work honest) */
-    int producer_pinned;      /* ll_pin_self status (0 = pinned), 1 = not asked */
+    uint64_t produced;         /* ticks made */
+    uint64_t consumed;         /* ticks fully processed */
+    uint64_t dropped_full;     /* ring full under LL_FULL_DROP */
+    uint64_t dropped_pool;     /* no free feature object */
+    uint64_t samples;          /* raw samples written to the caller's array */
+    uint64_t samples_not_kept; /* processed ticks beyond sample_capacity */
+    uint64_t sample_reallocs;  /* growing mode: reallocations on the hot path */
+    uint64_t producer_waits;   /* failed pushes waited on */
+    uint64_t consumer_waits;   /* failed pops waited on */
+    uint64_t late_sends;       /* open loop: sent more than one interval after due */
+    double seconds;            /* start gate to the consumer's last tick */
+    double feature_checksum;   /* sum of computed mid prices (keeps the work honest) */
+    int producer_pinned;       /* ll_pin_self status (0 = pinned), 1 = not asked */
     int consumer_pinned;
 } ll_pipeline_result;
 
@@ -86,7 +86,7 @@ typedef struct {
  * intended and done minus sent (either may be NULL); samples: an array of
  * cfg->sample_capacity entries (NULL only when sample_capacity is 0).
  * LL_OK, LL_EINVAL (a field out of range), LL_ENOMEM, LL_ESYS (threads). */
-int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent,
-                    ll_pipeline_sample *samples, ll_pipeline_result *out);
+int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent, ll_pipeline_sample *samples,
+                    ll_pipeline_result *out);
 
 #endif

@@ -39,7 +39,7 @@ int ll_pool_owns(const ll_pool *pool, const void *p);
 long long ll_pool_index_of(const ll_pool *pool, const void *p);
 
 typedef struct {
-    size_t block_size;     /* after rounding, bytes */
+    size_t block_size; /* after rounding, bytes */
     size_t block_count;
     size_t in_use;         /* blocks handed out now */
     size_t high_water;     /* most blocks ever in use at once */

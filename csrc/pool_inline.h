@@ -17,14 +17,14 @@ typedef struct ll_free_block {
 } ll_free_block;
 
 struct ll_pool {
-    ll_free_block *free_list;  /* touched by every alloc/free: first field */
+    ll_free_block *free_list; /* touched by every alloc/free: first field */
     size_t in_use;
     size_t high_water;
     uint64_t exhausted;
-    unsigned char *storage;    /* block_count * block_size bytes, contiguous */
+    unsigned char *storage; /* block_count * block_size bytes, contiguous */
     size_t block_size;
     size_t block_count;
-    unsigned char *live;       /* checked mode: 1 byte per block, 1 = handed out */
+    unsigned char *live; /* checked mode: 1 byte per block, 1 = handed out */
     uint64_t bad_frees;
     unsigned flags;
 };

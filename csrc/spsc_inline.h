@@ -45,14 +45,14 @@ struct ll_spsc {
     /* Line 0: written only by ll_spsc_create, read by both sides on every
      * call: stays Shared in both caches, never bounces. */
     alignas(LL_FALSE_SHARING_RANGE) unsigned char *slots;
-    uint64_t mask;          /* capacity - 1 */
+    uint64_t mask; /* capacity - 1 */
     size_t record_size;
     _Atomic uint64_t *tail; /* into `cursors`, per the layout flag */
     _Atomic uint64_t *head;
     uint64_t *head_cache;
     uint64_t *tail_cache;
     unsigned flags;
-    bool cached;            /* !(flags & LL_SPSC_NO_CACHE), hoisted */
+    bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
     /* The cursors, in one of two layouts chosen at creation. */
     union {
         struct ll_spsc_padded padded;

@@ -15,19 +15,19 @@
  * of a random size in [min_size, max_size].  With live = 1 that is a plain
  * alloc/free pair. */
 typedef struct {
-    uint64_t ops;       /* operations per pass */
-    size_t live;        /* working set kept allocated (>= 1) */
-    size_t min_size;    /* bytes, >= 1 */
-    size_t max_size;    /* bytes, >= min_size; the pool's block size */
-    uint64_t seed;      /* same seed = same sizes and victims for both sides */
-    int use_pool;       /* 0: malloc/free, 1: ll_pool (unchecked, cache-aligned) */
+    uint64_t ops;    /* operations per pass */
+    size_t live;     /* working set kept allocated (>= 1) */
+    size_t min_size; /* bytes, >= 1 */
+    size_t max_size; /* bytes, >= min_size; the pool's block size */
+    uint64_t seed;   /* same seed = same sizes and victims for both sides */
+    int use_pool;    /* 0: malloc/free, 1: ll_pool (unchecked, cache-aligned) */
 } ll_alloc_bench_cfg;
 
 typedef struct {
     double mean_ns;           /* pass 1: ops timed as one batch, per op */
     double timer_overhead_ns; /* median cost of one per-op stamp pair (pass 2) */
     uint64_t ops;
-    uint64_t failed;          /* allocations that returned NULL */
+    uint64_t failed; /* allocations that returned NULL */
 } ll_alloc_bench_result;
 
 /* Pass 1 times all ops with two clock reads (the mean); pass 2 times each op
@@ -45,9 +45,9 @@ void ll_heap_fragment_release(ll_heap_frag *f);
 typedef struct {
     uint64_t pages;
     size_t page_size;
-    double first_touch_ns;   /* per page: the fault, zeroing, mapping */
-    double prefaulted_ns;    /* per page: touching it again */
-    uint64_t minor_faults;   /* getrusage ru_minflt during the first touch */
+    double first_touch_ns; /* per page: the fault, zeroing, mapping */
+    double prefaulted_ns;  /* per page: touching it again */
+    uint64_t minor_faults; /* getrusage ru_minflt during the first touch */
 } ll_fault_result;
 
 /* Maps `pages` fresh pages (huge pages disabled where possible), touches

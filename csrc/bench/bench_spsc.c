@@ -19,11 +19,11 @@
 /* ---- SPSC throughput --------------------------------------------------------- */
 
 struct spsc_side {
-    ll_spsc *q;       /* throughput: the ring; rtt: the ring this side pushes to */
-    ll_spsc *back;    /* rtt: the ring this side pops from */
+    ll_spsc *q;    /* throughput: the ring; rtt: the ring this side pushes to */
+    ll_spsc *back; /* rtt: the ring this side pops from */
     const ll_spsc_bench_cfg *cfg;
     struct ll_duo *duo;
-    uint64_t *buf;    /* batch buffer (batch records), allocated by the caller */
+    uint64_t *buf; /* batch buffer (batch records), allocated by the caller */
     uint64_t waits;
     uint64_t errors;
     uint64_t t_end;

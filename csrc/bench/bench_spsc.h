@@ -12,23 +12,23 @@
 #include "hist.h"
 
 typedef struct {
-    size_t capacity;    /* ring capacity (power of two) */
-    uint64_t items;     /* records moved (throughput) or round trips (rtt) */
-    unsigned flags;     /* LL_SPSC_UNPADDED, LL_SPSC_NO_CACHE */
-    int producer_cpu;   /* -1: not pinned */
+    size_t capacity;  /* ring capacity (power of two) */
+    uint64_t items;   /* records moved (throughput) or round trips (rtt) */
+    unsigned flags;   /* LL_SPSC_UNPADDED, LL_SPSC_NO_CACHE */
+    int producer_cpu; /* -1: not pinned */
     int consumer_cpu;
-    int wait;           /* enum ll_wait_policy */
-    size_t batch;       /* 0: per-record calls; n: push_many/pop_many of n */
+    int wait;     /* enum ll_wait_policy */
+    size_t batch; /* 0: per-record calls; n: push_many/pop_many of n */
 } ll_spsc_bench_cfg;
 
 typedef struct {
-    double seconds;          /* first push to last pop */
+    double seconds; /* first push to last pop */
     double items_per_s;
-    double mean_rtt_ns;      /* rtt only */
-    uint64_t errors;         /* records out of order or corrupted (must be 0) */
-    uint64_t full_waits;     /* producer found the ring full */
-    uint64_t empty_waits;    /* consumer found the ring empty */
-    int producer_pinned;     /* ll_pin_self result (0 = pinned) or 1 = not asked */
+    double mean_rtt_ns;   /* rtt only */
+    uint64_t errors;      /* records out of order or corrupted (must be 0) */
+    uint64_t full_waits;  /* producer found the ring full */
+    uint64_t empty_waits; /* consumer found the ring empty */
+    int producer_pinned;  /* ll_pin_self result (0 = pinned) or 1 = not asked */
     int consumer_pinned;
 } ll_spsc_bench_result;
 

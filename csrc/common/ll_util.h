@@ -50,7 +50,7 @@ static inline void ll_wait_once(int policy, unsigned *spins)
  * and waits for the gate; the caller opens it and notes the start time. */
 struct ll_duo {
     atomic_int ready;
-    atomic_int go;    /* 1: start, -1: abandon (the partner thread never came) */
+    atomic_int go; /* 1: start, -1: abandon (the partner thread never came) */
     uint64_t t_start;
 };
 

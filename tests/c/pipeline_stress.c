@@ -63,10 +63,20 @@ int main(int argc, char **argv)
 {
     uint64_t ticks = argc > 1 ? strtoull(argv[1], NULL, 10) : 100000;
     const ll_pipeline_cfg base = {
-        .ticks = ticks, .producer_mode = LL_PRODUCER_CLOSED, .rate_per_s = 1e6, .full_policy = LL_FULL_WAIT,
-        .producer_wait = LL_WAIT_SPIN_YIELD, .consumer_wait = LL_WAIT_SPIN_YIELD, .producer_cpu = -1,
-        .consumer_cpu = -1, .capacity = 64, .pool_blocks = 256, .hold_ns = 0,
-        .sample_mode = LL_SAMPLES_PREALLOCATED, .sample_capacity = ticks, .work_ns = {0, 0, 0, 0},
+        .ticks = ticks,
+        .producer_mode = LL_PRODUCER_CLOSED,
+        .rate_per_s = 1e6,
+        .full_policy = LL_FULL_WAIT,
+        .producer_wait = LL_WAIT_SPIN_YIELD,
+        .consumer_wait = LL_WAIT_SPIN_YIELD,
+        .producer_cpu = -1,
+        .consumer_cpu = -1,
+        .capacity = 64,
+        .pool_blocks = 256,
+        .hold_ns = 0,
+        .sample_mode = LL_SAMPLES_PREALLOCATED,
+        .sample_capacity = ticks,
+        .work_ns = {0, 0, 0, 0},
     };
     ll_pipeline_cfg c;
 

@@ -15,12 +15,12 @@
 #include "pool.h"
 
 static int failures;
-#define CHECK(cond)                                                      \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                  \
-        }                                                                \
+            failures++;                                                              \
+        }                                                                            \
     } while (0)
 
 static void pool_checks(unsigned flags)

@@ -70,8 +70,8 @@ static void *producer(void *arg)
             fill(buf + k * j->rec, j->rec, seq + k);
         size_t done = 0;
         while (done < n) {
-            size_t m = j->batch ? ll_spsc_push_many(j->q, buf + done * j->rec, n - done)
-                                : (size_t)ll_spsc_try_push(j->q, buf);
+            size_t m =
+                j->batch ? ll_spsc_push_many(j->q, buf + done * j->rec, n - done) : (size_t)ll_spsc_try_push(j->q, buf);
             if (!m)
                 sched_yield();
             done += m;
@@ -117,8 +117,8 @@ static uint64_t run(uint64_t items, size_t cap, size_t rec, unsigned flags, size
     if (ll_spsc_size(j.q) != 0)
         j.errors++;
     ll_spsc_destroy(j.q);
-    printf("items=%llu cap=%zu rec=%zu flags=%u batch=%zu errors=%llu\n", (unsigned long long)items, cap, rec,
-           flags, batch, (unsigned long long)j.errors);
+    printf("items=%llu cap=%zu rec=%zu flags=%u batch=%zu errors=%llu\n", (unsigned long long)items, cap, rec, flags,
+           batch, (unsigned long long)j.errors);
     return j.errors;
 }
 
