@@ -21,10 +21,7 @@ from lowlat.grading.spec import SpecError
 try:  # the generator: in tools/ (author's checkout only; a student release has neither)
     from tools import authoring
 except ImportError:
-    try:
-        from lowlat import authoring  # type: ignore[attr-defined,no-redef]
-    except ImportError:
-        authoring = None  # type: ignore[assignment]
+    authoring = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUND = discover(ROOT)  # from solutions/ in the author's checkout, else from exercises/
@@ -63,26 +60,11 @@ def test_every_exercise_has_a_solution_and_a_stub() -> None:
 
 
 @needs_solutions
-def test_exercises_are_generated_from_solutions() -> None:
-    assert authoring.check() == [], "exercises/ is out of date: run `python -m tools exercises`"
-
-
-@needs_solutions
 def test_stubs_contain_no_solution() -> None:
     for name in FOUND:
         stub = stub_text(name)
         assert "BEGIN SOLUTION" not in stub and "END STUB" not in stub
         assert "YOUR CODE HERE" in stub
-
-
-@pytest.mark.skipif(authoring is None, reason="needs the generator (author's checkout)")
-def test_marker_errors_are_reported_with_line_numbers() -> None:
-    with pytest.raises(authoring.MarkerError, match="f.c:1: BEGIN SOLUTION without END SOLUTION"):
-        authoring.make_stub("/* BEGIN SOLUTION */\nint x;\n", ".c", "f.c")
-    with pytest.raises(authoring.MarkerError, match="f.py:2: marker without BEGIN SOLUTION"):
-        authoring.make_stub("x = 1\n# END SOLUTION\n", ".py", "f.py")
-    py = authoring.make_stub("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n", ".py")
-    assert py == 'def f():\n    # YOUR CODE HERE (see README.md)\n    raise NotImplementedError("see README.md")\n'
 
 
 @pytest.mark.slow

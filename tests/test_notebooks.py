@@ -1,82 +1,118 @@
-"""The notebooks: committed clean, passing strictly under nbval (chapters and
-solutions), and failing with a readable reason on every exercise stub."""
+"""The notebooks under nbval: every chapter and every solution's grading
+notebook passes strictly; every exercise stub fails its grading notebook
+with the verdict in the failure text, however the notebook was saved.
+
+The stubs are generated from the solutions into a temporary folder, never
+read from exercises/: a learner's finished exercise there must not turn
+this suite red.  (That the committed notebooks are clean is an author check:
+tools/tests.)"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lowlat import notebooks
+from lowlat.grading import discover
+
+try:  # author's checkout only
+    from tools import authoring
+    from tools.classroom import class_report
+except ImportError:
+    authoring = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
-ALL = notebooks.all_notebooks()
+HAVE_SOLUTIONS = (ROOT / "solutions").is_dir() and authoring is not None
+needs_solutions = pytest.mark.skipif(not HAVE_SOLUTIONS, reason="needs solutions/ and tools/ (author's checkout)")
 
 
-def test_there_are_notebooks_in_every_layer() -> None:
-    for layer in ("chapters", "exercises", "solutions"):
-        assert any(p.is_relative_to(ROOT / layer) for p in ALL), f"no notebook under {layer}/"
-
-
-@pytest.mark.parametrize("path", ALL, ids=lambda p: str(p.relative_to(ROOT)))
-def test_committed_notebook_is_clean(path: Path) -> None:
-    assert notebooks.problems(path) == []
-
-
-def test_problems_are_detected(tmp_path: Path) -> None:
-    import json
-
-    nb = json.loads((ROOT / "chapters/01_budgets/01_budgets.ipynb").read_text())
-    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    code[1]["execution_count"] = None
-    code[2]["outputs"].append({"output_type": "error", "ename": "ValueError", "evalue": "x", "traceback": []})
-    code[3]["outputs"].append({"output_type": "stream", "name": "stdout", "text": "/home/alice/x\n"})
-    code[4]["execution_count"] = 99
-    p = tmp_path / "nb.ipynb"
-    p.write_text(json.dumps(nb))
-    found = "\n".join(notebooks.problems(p))
-    for expected in ("was never executed", "error output (ValueError)", "machine-specific path",
-                     "execution count 99", "not normalised"):
-        assert expected in found, found
-
-
-def _nbval(*args: str) -> subprocess.CompletedProcess:
-    # CI=true: pytest then never truncates an assertion's diff, so the expected
-    # verdicts are in the output wherever this runs.
+def _nbval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    # CI=true: pytest then never truncates a failure's text.
     env = dict(os.environ, CI="true")
-    return subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=env,
+    )
 
 
 @pytest.mark.slow
-def test_chapters_and_solutions_pass_strict_nbval(tmp_path: Path) -> None:
-    res = _nbval("chapters", "solutions", f"--junitxml={tmp_path / 'solved.xml'}")
+def test_chapters_pass_strict_nbval() -> None:
+    res = _nbval("chapters")
+    assert res.returncode == 0, res.stdout[-6000:]
+
+
+@needs_solutions
+@pytest.mark.slow
+def test_solutions_pass_strict_nbval(tmp_path: Path) -> None:
+    res = _nbval("solutions", f"--junitxml={tmp_path / 'solved.xml'}")
     assert res.returncode == 0, res.stdout[-6000:]
     # The instructor's class report reads such a report: every exercise PASS.
-    from lowlat.classroom import class_report
-
     rep = class_report([tmp_path / "solved.xml"])
-    assert rep.exercises == ["01_budgets/budget", "02_pool/handle_pool", "03_spsc/mpmc", "03_spsc/ring",
-                             "04_measurement/co_correct", "04_measurement/loglinear", "05_pipeline/recorder",
-                             "06_training/prefetch"]
+    found = discover(ROOT)
+    assert rep.exercises == sorted(str(ex.folder.relative_to(ROOT / "solutions")) for ex in found.values())
     assert all(rep.students["solved"].values())
 
 
+def _stub_course(tmp_path: Path) -> Path:
+    """exercises/ as the generator makes it, in ``tmp_path`` (with the
+    repository's nbval set-up), each grading notebook saved *after* a run on
+    the solution: the stored output is a pass, which must not matter."""
+    course = tmp_path / "course"
+    for rel, data in authoring.expected_exercises(ROOT / "solutions").items():
+        dst = course / "exercises" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+    shutil.copy2(ROOT / "conftest.py", course / "conftest.py")
+    return course
+
+
+def _grading_notebooks(course: Path) -> list[Path]:
+    return sorted(p for p in (course / "exercises").rglob("*.ipynb") if (p.parent / "exercise.toml").exists())
+
+
+@needs_solutions
 @pytest.mark.slow
 def test_every_exercise_stub_fails_nbval_with_its_verdict(tmp_path: Path) -> None:
-    res = _nbval("exercises", f"--junitxml={tmp_path / 'stub.xml'}")
+    course = _stub_course(tmp_path)
+    res = _nbval("exercises", f"--junitxml={tmp_path / 'stub.xml'}", cwd=course)
     assert res.returncode == 1, res.stdout[-3000:]
-    stubs = sorted(str(p.relative_to(ROOT)) for p in ALL if p.is_relative_to(ROOT / "exercises"))
-    for nb in stubs:
-        assert f"FAILED {nb}::Cell 0" in res.stdout, f"{nb} did not fail on its grading cell"
-    # The reason is readable: the diff shows the stub's verdict against the expected one.
-    for name, n in (("budget", 7), ("handle_pool", 7), ("mpmc", 7), ("ring", 5), ("co_correct", 6), ("loglinear", 5),
-                    ("recorder", 6), ("prefetch", 8)):
-        assert f"{name}: {n}/{n} checks passed" in res.stdout
-    from lowlat.classroom import class_report
-
+    found = discover(ROOT)
+    for nb in _grading_notebooks(course):
+        rel = nb.relative_to(course)
+        assert f"FAILED {rel}::Cell 0" in res.stdout, f"{rel} did not fail on its grading cell"
+    # The reason is readable without -vv: the verdict and the first failing check.
+    for name, ex in found.items():
+        assert f"GradeFailed: {name}: " in res.stdout, name
+        assert f"/{len(ex.checks)} checks passed; first failing check: FAIL: " in res.stdout
     table = class_report([tmp_path / "stub.xml"]).table()
-    assert table.splitlines()[2].split()[1:] == ["FAIL"] * 8 + ["0/8"], table
+    assert table.splitlines()[2].split()[1:] == ["FAIL"] * len(found) + [f"0/{len(found)}"], table
+
+
+@needs_solutions
+@pytest.mark.slow
+def test_a_saved_notebook_cannot_change_the_grade(tmp_path: Path) -> None:
+    """The stub's notebook saved with a *passing* run stored still fails; the
+    solution's notebook saved with a *failing* run stored still passes."""
+    course = _stub_course(tmp_path)
+    mpmc = course / "exercises/03_spsc/mpmc"
+    nb = json.loads((mpmc / "mpmc.ipynb").read_text())
+    passing = "".join(nb["cells"][1]["outputs"][0]["text"])
+    assert "mpmc: 7/7 checks passed" in passing, "the stored output is the solution's pass"
+    stub = _nbval(str(mpmc / "mpmc.ipynb"), cwd=course)
+    assert stub.returncode == 1 and "GradeFailed: mpmc: 0/7" in stub.stdout, stub.stdout[-3000:]
+
+    failing = dict(nb["cells"][1]["outputs"][0], text=passing.replace("7/7", "0/7").replace("PASS", "FAIL"))
+    nb["cells"][1]["outputs"] = [failing]
+    (mpmc / "mpmc.ipynb").write_text(json.dumps(nb))
+    shutil.copy2(ROOT / "solutions/03_spsc/mpmc/mpmc.c", mpmc / "mpmc.c")
+    solved = _nbval(str(mpmc / "mpmc.ipynb"), cwd=course)
+    assert solved.returncode == 0, solved.stdout[-3000:]

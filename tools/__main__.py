@@ -48,13 +48,16 @@ def _report_notebook_problems(paths: list[Path]) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    """Regenerate -> re-execute -> check, in that order."""
-    written = authoring.write(force=args.force)
-    print(f"1/3 regenerated exercises/ ({len(written)} files changed)", flush=True)
-    layers = ("solutions", "exercises") + (("chapters",) if args.chapters else ())
+    """Re-execute the solutions' grading notebooks (and the chapters), then
+    regenerate exercises/ from solutions/ (which copies those notebooks),
+    then check everything.  The exercises' notebooks are never executed: on a
+    stub they would fail, and they are generated, not edited."""
+    layers = ("solutions",) + (("chapters",) if args.chapters else ())
     paths = [p for p in notebooks.all_notebooks() if p.relative_to(notebooks.ROOT).parts[0] in layers]
     for p in paths:
-        print(f"2/3 {p.relative_to(notebooks.ROOT)}: executed in {notebooks.execute(p):.1f} s", flush=True)
+        print(f"1/3 {p.relative_to(notebooks.ROOT)}: executed in {notebooks.execute(p):.1f} s", flush=True)
+    written = authoring.write(force=args.force)
+    print(f"2/3 regenerated exercises/ ({len(written)} files changed)", flush=True)
     print("3/3 checks", flush=True)
     stale = authoring.check()
     for s in stale:
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     n = sub.add_parser("notebooks", help="authors: re-execute notebooks in place and normalise them")
     n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
     n.add_argument("--check", action="store_true", help="only check the committed notebooks")
-    s = sub.add_parser("sync", help="authors: regenerate exercises/, re-execute the grading notebooks, check all")
+    s = sub.add_parser("sync", help="authors: re-execute the solution notebooks, regenerate exercises/, check all")
     s.add_argument("--chapters", action="store_true", help="re-execute the chapters too (a few minutes)")
     s.add_argument("--force", action="store_true", help="overwrite exercise files that were edited by hand")
     r = sub.add_parser("release", help="instructors: a student release (no solutions/, no tools/) in DEST")

@@ -125,16 +125,17 @@ class ClassReport:
 
 
 def _exercise_of(testcase: ET.Element) -> str | None:
-    """'exercises/03_spsc/mpmc.ipynb' -> '03_spsc/mpmc' (nbval's classname
-    is the notebook's path with dots for slashes)."""
+    """'exercises/03_spsc/mpmc/mpmc.ipynb' -> '03_spsc/mpmc': the exercise is
+    its folder (nbval's classname is the notebook's path with dots for
+    slashes; the notebook's own name is dropped)."""
     cls = testcase.get("classname", "") or testcase.get("file", "")
     cls = cls.replace("/", ".")
     if not cls.endswith(".ipynb"):
         return None
-    parts = cls[: -len(".ipynb")].split(".")
+    parts = cls[: -len(".ipynb")].split(".")[:-1]
     for top in ("exercises", "solutions"):  # a solved copy maps to the same exercise
         if top in parts:
-            return "/".join(parts[parts.index(top) + 1 :])
+            return "/".join(parts[parts.index(top) + 1 :]) or None
     return None  # a chapter, not an exercise
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lowlat.grading.core import CheckResult, Report, exercise, grade, report_timing
+from lowlat.grading.core import CheckResult, GradeFailed, Report, exercise, grade, report_timing
 from lowlat.grading.spec import Check, Exercise, SpecError, discover
 
 
@@ -37,6 +37,7 @@ __all__ = [
     "Check",
     "CheckResult",
     "Exercise",
+    "GradeFailed",
     "Report",
     "SpecError",
     "discover",

@@ -64,6 +64,28 @@ class Report:
     def print(self) -> None:
         print(str(self))
 
+    def require(self) -> Report:
+        """Prints the lines, then raises :class:`GradeFailed` unless every
+        check passed.  Grading notebooks end with this call: the grade is
+        decided by whether the cell raises, never by the output a notebook
+        has stored (a saved notebook cannot change it)."""
+        self.print()
+        if not self.ok:
+            first = next((r for r in self.results if not r.passed), None)
+            why = f"; first failing check: {first.line()}" if first else ""
+            raise GradeFailed(f"{self.verdict()}{why}")
+        return self
+
+
+class GradeFailed(AssertionError):
+    """A graded file did not pass every check (the message is the verdict)."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a coloured traceback through the
+        # grader's own frames: in JupyterLab and in nbval's failure text the
+        # learner reads the verdict, plainly, and nothing else.
+        return [f"GradeFailed: {self}"]
+
 
 # ---- building ---------------------------------------------------------------------
 

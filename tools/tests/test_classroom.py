@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_class_report_table(tmp_path: Path) -> None:
     def report(name: str, results: dict[str, bool]) -> Path:
         cases = "".join(
-            f'<testcase classname="exercises.{nb.replace("/", ".")}.ipynb" name="Cell {i}">'
+            f'<testcase classname="exercises.{nb.replace("/", ".")}.{nb.split("/")[-1]}.ipynb" name="Cell {i}">'
             + ("" if ok else "<failure message='differ'/>")
             + "</testcase>"
             for nb, ok in results.items()
