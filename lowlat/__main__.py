@@ -74,13 +74,20 @@ def _grade(args: argparse.Namespace) -> int:
 
 # Author and instructor commands live in the course repository's tools/
 # (never in a student release).  Asked for here, they say where they went.
-MOVED = {"exercises": "python -m tools exercises", "notebooks": "python -m tools notebooks",
-         "release": "python -m tools release DIR", "class-report": "python -m tools class-report REPORT.xml..."}
+MOVED = {
+    "exercises": "python -m tools exercises",
+    "notebooks": "python -m tools notebooks",
+    "release": "python -m tools release DIR",
+    "class-report": "python -m tools class-report REPORT.xml...",
+}
 
 
 def _moved(args: argparse.Namespace) -> int:
-    print(f"`python -m lowlat {args.cmd}` is an author/instructor command: from the course repository's root, run "
-          f"`{MOVED[args.cmd]}` (a student release does not have it; your files were not touched)", file=sys.stderr)
+    print(
+        f"`python -m lowlat {args.cmd}` is an author/instructor command: from the course repository's root, run "
+        f"`{MOVED[args.cmd]}` (a student release does not have it; your files were not touched)",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -177,11 +177,11 @@ def cpu_quota(root: str | Path = "/") -> Quota:
 def _quota_in(d: Path) -> Quota | None:
     v2 = _read(d / "cpu.max")
     if v2:
-        quota, _, period = v2.partition(" ")
-        if quota == "max":
+        limit, _, per = v2.partition(" ")
+        if limit == "max":
             return None
         try:
-            return Quota(int(quota) / int(period or 100_000), int(period or 100_000), str(d / "cpu.max"))
+            return Quota(int(limit) / int(per or 100_000), int(per or 100_000), str(d / "cpu.max"))
         except ValueError:
             return None
     q, p = _read(d / "cpu.cfs_quota_us"), _read(d / "cpu.cfs_period_us")
@@ -212,9 +212,9 @@ def line_size(root: str | Path = "/") -> int:
         pass
     for idx in sorted((Path(root) / "sys/devices/system/cpu/cpu0/cache").glob("index*")):
         if _read(idx / "level") == "1" and _read(idx / "type") in ("Data", "Unified"):
-            v = _read(idx / "coherency_line_size")
-            if v and v.isdigit():
-                return int(v)
+            text = _read(idx / "coherency_line_size")
+            if text and text.isdigit():
+                return int(text)
     if os.uname().sysname == "Darwin":
         import subprocess
 

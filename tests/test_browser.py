@@ -44,10 +44,21 @@ def lab(tmp_path: Path):
     work = tmp_path / "course"
     shutil.copytree(ROOT / "chapters/01_budgets", work)
     port, token = _free_port(), secrets.token_hex(16)
-    jupyter = str(Path(sys.executable).parent / "jupyter") if (Path(sys.executable).parent / "jupyter").exists() \
+    jupyter = (
+        str(Path(sys.executable).parent / "jupyter")
+        if (Path(sys.executable).parent / "jupyter").exists()
         else "jupyter"
-    cmd = [jupyter, "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={work}", "--ServerApp.disable_check_xsrf=False"]
+    )
+    cmd = [
+        jupyter,
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={work}",
+        "--ServerApp.disable_check_xsrf=False",
+    ]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     # JupyterLab 4 renders only the cells in view ("windowing"): turn that off so
@@ -57,7 +68,7 @@ def lab(tmp_path: Path):
     (settings / "@jupyterlab/notebook-extension/tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     (settings / "@jupyterlab/apputils-extension").mkdir(parents=True)
     (settings / "@jupyterlab/apputils-extension/notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    log = open(tmp_path / "jupyter.log", "w")
+    log = open(tmp_path / "jupyter.log", "w")  # noqa: SIM115 - the server writes to it until the test ends
     env = dict(os.environ, JUPYTER_NO_CONFIG="1", JUPYTERLAB_SETTINGS_DIR=str(settings))
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
@@ -88,9 +99,19 @@ def test_chapter_01_runs_in_jupyterlab(lab) -> None:
     url, token = lab
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             page.goto(f"{url}/lab/tree/{NOTEBOOK}?token={token}")

@@ -15,8 +15,18 @@ def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
 def test_doctor_reports_every_probe() -> None:
     res = run("doctor")
     assert res.returncode == 0, res.stdout + res.stderr
-    for label in ("C compiler", "core build", "CPU", "CPUs", "pinning", "perf counters", "clock_gettime", "TSC",
-                  "perf_counter_ns", "What this means for the course:"):
+    for label in (
+        "C compiler",
+        "core build",
+        "CPU",
+        "CPUs",
+        "pinning",
+        "perf counters",
+        "clock_gettime",
+        "TSC",
+        "perf_counter_ns",
+        "What this means for the course:",
+    ):
         assert label in res.stdout
 
 

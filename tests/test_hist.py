@@ -128,7 +128,9 @@ def test_bad_values_and_percentiles() -> None:
     h = Histogram(1, 1000, 3)
     top = h.highest_trackable
     h.record(top)
-    with pytest.raises(ValueError, match=f"value {top + 1} is above the histogram's range \\(highest trackable {top}\\)"):
+    with pytest.raises(
+        ValueError, match=f"value {top + 1} is above the histogram's range \\(highest trackable {top}\\)"
+    ):
         h.record(top + 1)
     with pytest.raises(ValueError, match="value must be >= 0, got -1"):
         h.record(-1)

@@ -31,15 +31,25 @@ def test_heavy_tailed_sample_has_its_tail() -> None:
     assert np.percentile(x, 50) < x.mean() < np.percentile(x, 99.9)
 
 
-@pytest.mark.parametrize("p50, p99, tput, finding", [
-    (5_000, 6_000, None, "high P50"),
-    (100, 50_000, None, "high P99 with a low P50"),
-    (100, 200, 1e5, "throughput too low"),
-    (100, 200, 1e7, "within budget"),
-])
+@pytest.mark.parametrize(
+    "p50, p99, tput, finding",
+    [
+        (5_000, 6_000, None, "high P50"),
+        (100, 50_000, None, "high P99 with a low P50"),
+        (100, 200, 1e5, "throughput too low"),
+        (100, 200, 1e7, "within budget"),
+    ],
+)
 def test_decision_path(p50: float, p99: float, tput: float | None, finding: str) -> None:
-    d = measure.decide("case", p50, p99, p50_budget_ns=1_000, p99_budget_ns=10_000, items_per_s=tput,
-                       target_items_per_s=1e6 if tput else None)
+    d = measure.decide(
+        "case",
+        p50,
+        p99,
+        p50_budget_ns=1_000,
+        p99_budget_ns=10_000,
+        items_per_s=tput,
+        target_items_per_s=1e6 if tput else None,
+    )
     assert finding in d.finding and d.suspects and "case:" in d.format()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -33,7 +35,7 @@ def test_block_size_rounding_and_layout() -> None:
     p = Pool(64, 10, cache_aligned=True)
     addrs = sorted(p.alloc().address for _ in range(10))
     assert all(a % 64 == 0 for a in addrs)
-    assert [b - a for a, b in zip(addrs, addrs[1:])] == [64] * 9  # one contiguous allocation
+    assert [b - a for a, b in itertools.pairwise(addrs)] == [64] * 9  # one contiguous allocation
     assert p.stats().bytes_reserved == 640
 
 

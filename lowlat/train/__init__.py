@@ -14,8 +14,23 @@ from lowlat.train.loader import EpochStats, HeavyTailSource, PrefetchLoader, Sim
 from lowlat.train.stragglers import WorkerModel, fan_out, run_sync_steps, simulate_steps, slow_step_probability
 
 __all__ = [
-    "EpochStats", "HeavyTailSource", "PrefetchLoader", "SimulatedStep", "WorkerModel", "batch_sweep",
-    "compare_row_norms", "daly_interval", "depth_sweep", "expected_goodput", "fan_out", "ffi_costs",
-    "run_sync_steps", "simulate_goodput", "simulate_steps", "slow_step_probability", "sweep", "train_epoch",
+    "EpochStats",
+    "HeavyTailSource",
+    "PrefetchLoader",
+    "SimulatedStep",
+    "WorkerModel",
+    "batch_sweep",
+    "compare_row_norms",
+    "daly_interval",
+    "depth_sweep",
+    "expected_goodput",
+    "fan_out",
+    "ffi_costs",
+    "run_sync_steps",
+    "simulate_goodput",
+    "simulate_steps",
+    "slow_step_probability",
+    "sweep",
+    "train_epoch",
     "young_interval",
 ]

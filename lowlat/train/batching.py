@@ -127,7 +127,7 @@ class BatchSweep:
 
 
 def batch_sweep(
-    sizes: Iterable[int] = tuple(4**k for k in range(9)), total: int = 1 << 16, repeats: int = 3
+    sizes: Iterable[int] = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536), total: int = 1 << 16, repeats: int = 3
 ) -> BatchSweep:
     """Records ``total`` values through :meth:`Histogram.record_many` in
     calls of each batch size (sizes interleaved, ``repeats`` rounds,

@@ -48,8 +48,9 @@ def expected_goodput(interval: float, cost: float, mtbf: float, restart: float =
     return interval / ((mtbf + restart) * math.expm1((interval + cost) / mtbf))
 
 
-def _segments_wall(tau: float, segments: int, mtbf: float, restart: float, runs: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def _segments_wall(
+    tau: float, segments: int, mtbf: float, restart: float, runs: int, rng: np.random.Generator
+) -> np.ndarray:
     """Wall time of ``segments`` back-to-back segments of length ``tau`` per
     run.  Failures are memoryless, so each attempt at a segment fails with
     probability 1 - e^(-tau/M); the failures before ``segments`` successes
@@ -66,8 +67,9 @@ def _segments_wall(tau: float, segments: int, mtbf: float, restart: float, runs:
     return segments * tau + wasted + fails * restart
 
 
-def simulate_goodput(interval: float, cost: float, mtbf: float, work: float, *, restart: float = 0.0,
-                     runs: int = 200, seed: int = 0) -> np.ndarray:
+def simulate_goodput(
+    interval: float, cost: float, mtbf: float, work: float, *, restart: float = 0.0, runs: int = 200, seed: int = 0
+) -> np.ndarray:
     """Goodput (work / wall time) of ``runs`` simulated jobs of ``work``
     units, one value per run."""
     _positive(interval=interval, mtbf=mtbf, work=work)
@@ -101,17 +103,29 @@ class CheckpointSweep:
         return float(self.intervals[int(np.argmax(self.goodput))])
 
 
-def sweep(cost: float, mtbf: float, work: float, intervals: np.ndarray | None = None, *, restart: float = 0.0,
-          runs: int = 200, seed: int = 0) -> CheckpointSweep:
+def sweep(
+    cost: float,
+    mtbf: float,
+    work: float,
+    intervals: np.ndarray | None = None,
+    *,
+    restart: float = 0.0,
+    runs: int = 200,
+    seed: int = 0,
+) -> CheckpointSweep:
     """Simulates every interval (default: 40 log-spaced around Young's)."""
     young, daly = young_interval(cost, mtbf), daly_interval(cost, mtbf)
     if intervals is None:
         intervals = np.geomspace(young / 8, min(young * 8, work), 40)
     sims = [simulate_goodput(float(t), cost, mtbf, work, restart=restart, runs=runs, seed=seed) for t in intervals]
     return CheckpointSweep(
-        np.asarray(intervals, dtype=float), np.array([s.mean() for s in sims]),
-        np.array([np.percentile(s, 5) for s in sims]), np.array([np.percentile(s, 95) for s in sims]),
-        np.array([expected_goodput(float(t), cost, mtbf, restart) for t in intervals]), young, daly,
+        np.asarray(intervals, dtype=float),
+        np.array([s.mean() for s in sims]),
+        np.array([np.percentile(s, 5) for s in sims]),
+        np.array([np.percentile(s, 95) for s in sims]),
+        np.array([expected_goodput(float(t), cost, mtbf, restart) for t in intervals]),
+        young,
+        daly,
     )
 
 

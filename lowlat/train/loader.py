@@ -9,13 +9,15 @@ names say which).
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -165,7 +167,7 @@ class PrefetchLoader(Generic[T]):
                 self.produced += 1
                 if not _put(q, (_ITEM, item), stop):
                     return
-        except BaseException as exc:  # noqa: BLE001 - every failure is handed to the consumer
+        except BaseException as exc:
             _put(q, (_ERROR, exc), stop)
         finally:
             close = getattr(it, "close", None)
@@ -184,8 +186,12 @@ class PrefetchLoader(Generic[T]):
         if t is not threading.current_thread():
             t.join(timeout_s)
             if t.is_alive():
-                warnings.warn(f"PrefetchLoader: the producer is still inside a read after {timeout_s:g} s; "
-                              "it will stop when that read returns", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"PrefetchLoader: the producer is still inside a read after {timeout_s:g} s; "
+                    "it will stop when that read returns",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         self._thread = self._queue = None
 
     @property
@@ -203,10 +209,8 @@ class PrefetchLoader(Generic[T]):
         return len(self._iterable)  # type: ignore[arg-type]
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown: nothing left to report to
             self.close(timeout_s=0.5)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
 
 
 def _put(q: queue.Queue, msg: tuple[int, Any], stop: threading.Event) -> bool:
@@ -316,14 +320,16 @@ def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loade
     return EpochStats(int(depth), len(steps), epoch_s, np.array(waits) * 1e3, np.array(steps) * 1e3)
 
 
-def depth_sweep(source: Iterable[Any], depths: Iterable[int], step: SimulatedStep, *,
-                loader_cls: Any = None) -> dict[int, EpochStats]:
+def depth_sweep(
+    source: Iterable[Any], depths: Iterable[int], step: SimulatedStep, *, loader_cls: Any = None
+) -> dict[int, EpochStats]:
     """One epoch per prefetch depth, in the order given."""
     return {d: train_epoch(source, d, step, loader_cls=loader_cls) for d in depths}
 
 
-def torch_epoch(source: HeavyTailSource, step: SimulatedStep, *, num_workers: int = 2,
-                prefetch_factor: int = 2) -> EpochStats | None:
+def torch_epoch(
+    source: HeavyTailSource, step: SimulatedStep, *, num_workers: int = 2, prefetch_factor: int = 2
+) -> EpochStats | None:
     """The same epoch through ``torch.utils.data.DataLoader`` (``batch_size=
     None``: one item per step, workers reading ahead ``prefetch_factor``
     items each).  None when torch is not installed."""

@@ -58,8 +58,9 @@ def slow_step_probability(workers: int, p: float) -> float:
 # ---- the real run ------------------------------------------------------------------------
 
 
-def _sync_worker(rank: int, steps: int, model: tuple, seed: int, slow_factor: float, barrier: Any,
-                 out: Any, ready: Any) -> None:
+def _sync_worker(
+    rank: int, steps: int, model: tuple, seed: int, slow_factor: float, barrier: Any, out: Any, ready: Any
+) -> None:
     """One worker process: each step, work (sleep) for its drawn time, then
     wait at the barrier.  Writes its own times (ms) to ``out[rank, :]``."""
     m = WorkerModel(*model)
@@ -92,9 +93,16 @@ class SyncRun:
         return self.step_ms - self.slowest_ms
 
 
-def run_sync_steps(workers: int = 4, steps: int = 100, model: WorkerModel = WorkerModel(), *,
-                   slow_worker: int | None = None, slow_factor: float = 1.0, seed: int = 0,
-                   timeout_s: float = 120.0) -> SyncRun:
+def run_sync_steps(
+    workers: int = 4,
+    steps: int = 100,
+    model: WorkerModel = WorkerModel(),
+    *,
+    slow_worker: int | None = None,
+    slow_factor: float = 1.0,
+    seed: int = 0,
+    timeout_s: float = 120.0,
+) -> SyncRun:
     """Starts ``workers`` processes that do ``steps`` synchronous steps
     behind one barrier.  ``slow_worker`` (an index) has its times multiplied
     by ``slow_factor`` (an injected straggler)."""
@@ -108,9 +116,14 @@ def run_sync_steps(workers: int = 4, steps: int = 100, model: WorkerModel = Work
     barrier = ctx.Barrier(workers + 1)
     out = ctx.Array("d", workers * steps, lock=False)
     ready = ctx.Value("i", 0)
-    procs = [ctx.Process(target=_sync_worker, daemon=True, args=(
-        w, steps, astuple(model), seed, slow_factor if w == slow_worker else 1.0, barrier, out, ready))
-        for w in range(workers)]
+    procs = [
+        ctx.Process(
+            target=_sync_worker,
+            daemon=True,
+            args=(w, steps, astuple(model), seed, slow_factor if w == slow_worker else 1.0, barrier, out, ready),
+        )
+        for w in range(workers)
+    ]
     for p in procs:
         p.start()
     step_ms = np.empty(steps)
@@ -126,8 +139,10 @@ def run_sync_steps(workers: int = 4, steps: int = 100, model: WorkerModel = Work
     except BaseException as exc:
         barrier.abort()  # releases the workers still waiting
         if isinstance(exc, threading.BrokenBarrierError):
-            raise RuntimeError(f"synchronous run failed: a worker did not reach the barrier within {timeout_s:g} s "
-                               "(it died or hung; its error, if any, is on stderr)") from exc
+            raise RuntimeError(
+                f"synchronous run failed: a worker did not reach the barrier within {timeout_s:g} s "
+                "(it died or hung; its error, if any, is on stderr)"
+            ) from exc
         raise
     finally:
         for p in procs:
@@ -152,7 +167,8 @@ def _wait_started(procs: list, ready: Any, timeout_s: float) -> None:
             raise RuntimeError(
                 f"a worker process exited during start-up (exit code {dead[0]}); its error is on stderr. Worker "
                 "processes are spawned, which re-imports the main script: run from a notebook, with `python -m`, "
-                "or from a file whose top-level code is under `if __name__ == \"__main__\":`")
+                'or from a file whose top-level code is under `if __name__ == "__main__":`'
+            )
         if time.monotonic() > deadline:
             raise RuntimeError(f"worker processes did not start within {timeout_s:g} s")
         time.sleep(0.005)
@@ -161,8 +177,9 @@ def _wait_started(procs: list, ready: Any, timeout_s: float) -> None:
 # ---- the simulation ----------------------------------------------------------------------
 
 
-def simulate_steps(workers: int, steps: int = 2000, model: WorkerModel = WorkerModel(), *, backups: int = 0,
-                   seed: int = 0) -> np.ndarray:
+def simulate_steps(
+    workers: int, steps: int = 2000, model: WorkerModel = WorkerModel(), *, backups: int = 0, seed: int = 0
+) -> np.ndarray:
     """Step times (ms) of ``workers`` synchronous workers: each step waits
     for the slowest.  With ``backups = k``, W + k workers run and the step
     proceeds when the first W have finished (the k slowest are dropped)."""
@@ -185,8 +202,14 @@ class FanOut:
     slow_share: np.ndarray  # fraction of steps that waited for a slow worker
 
 
-def fan_out(workers: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), steps: int = 2000,
-            model: WorkerModel = WorkerModel(), *, backups: int = 0, seed: int = 0) -> FanOut:
+def fan_out(
+    workers: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+    steps: int = 2000,
+    model: WorkerModel = WorkerModel(),
+    *,
+    backups: int = 0,
+    seed: int = 0,
+) -> FanOut:
     """:func:`simulate_steps` for each worker count."""
     p50, p99, slow = [], [], []
     threshold = model.base_ms * np.exp(4 * model.sigma) + model.slow_ms / 2  # well above any non-slow draw
@@ -198,5 +221,4 @@ def fan_out(workers: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1
     return FanOut(np.array(workers), np.array(p50), np.array(p99), np.array(slow))
 
 
-__all__ = ["FanOut", "SyncRun", "WorkerModel", "fan_out", "run_sync_steps", "simulate_steps",
-           "slow_step_probability"]
+__all__ = ["FanOut", "SyncRun", "WorkerModel", "fan_out", "run_sync_steps", "simulate_steps", "slow_step_probability"]

@@ -15,8 +15,8 @@ typedef struct hpool hpool;
 
 hpool *hpool_create(size_t block_size, size_t count); /* NULL on 0 or overflow */
 void hpool_destroy(hpool *p);
-uint32_t hpool_alloc(hpool *p);                 /* a handle; 0 when exhausted; 0 is never a valid handle */
-void *hpool_get(hpool *p, uint32_t handle);     /* the block's memory; NULL if stale, freed or foreign */
-int hpool_free(hpool *p, uint32_t handle);      /* 0 ok, -1 stale / double free / foreign */
+uint32_t hpool_alloc(hpool *p);             /* a handle; 0 when exhausted; 0 is never a valid handle */
+void *hpool_get(hpool *p, uint32_t handle); /* the block's memory; NULL if stale, freed or foreign */
+int hpool_free(hpool *p, uint32_t handle);  /* 0 ok, -1 stale / double free / foreign */
 
 #endif

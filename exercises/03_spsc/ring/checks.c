@@ -48,8 +48,8 @@ static int check_fifo_capacity(const char *arg)
             uint64_t first = next;
             for (size_t i = 0; i < cap; i++)
                 if (!push(r, next++))
-                    return grade_fail("push %zu of %zu failed: a ring of capacity %zu must hold %zu items", i + 1,
-                                      cap, cap, cap);
+                    return grade_fail("push %zu of %zu failed: a ring of capacity %zu must hold %zu items", i + 1, cap,
+                                      cap, cap);
             if (push(r, 0))
                 return grade_fail("push %zu succeeded: a ring of capacity %zu held more than %zu", cap + 1, cap, cap);
             for (size_t i = 0; i < cap; i++)
@@ -202,7 +202,10 @@ static int check_stress(const struct ops *ops, uint64_t n, double *items_per_s)
     return grade_pass();
 }
 
-static int check_stress_learner(const char *arg) { return check_stress(&learner_ops, grade_arg_u64(arg, 5000000), NULL); }
+static int check_stress_learner(const char *arg)
+{
+    return check_stress(&learner_ops, grade_arg_u64(arg, 5000000), NULL);
+}
 
 /* Reported, never graded: interleaved, five times each; the best of each. */
 static int timing(const char *arg)

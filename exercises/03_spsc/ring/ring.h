@@ -13,7 +13,7 @@
 
 typedef struct ring ring;
 
-ring *ring_create(size_t capacity);        /* power of two >= 2, else NULL; holds capacity items */
+ring *ring_create(size_t capacity); /* power of two >= 2, else NULL; holds capacity items */
 void ring_destroy(ring *r);
 bool ring_try_push(ring *r, uint64_t v);   /* producer thread only; false when full */
 bool ring_try_pop(ring *r, uint64_t *out); /* consumer thread only; false when empty */

@@ -23,8 +23,9 @@ def percentile(values: np.ndarray, p: float) -> int:
     raise NotImplementedError("see README.md")
 
 
-def corrected_percentiles(samples_ns: np.ndarray, interval_ns: int,
-                          percentiles: tuple[float, ...] = (50, 90, 99, 99.9, 100)) -> dict[float, int]:
+def corrected_percentiles(
+    samples_ns: np.ndarray, interval_ns: int, percentiles: tuple[float, ...] = (50, 90, 99, 99.9, 100)
+) -> dict[float, int]:
     """{p: value} of the corrected samples."""
     # YOUR CODE HERE (see README.md)
     raise NotImplementedError("see README.md")

@@ -61,8 +61,8 @@ static int check_create_args(const char *arg)
 static int check_buckets(const char *arg)
 {
     (void)arg;
-    const uint64_t vals[] = {0, 1, 2, 3, 4, 7, 8, 1000, 1023, 1024, 123456789, 1ull << 40, (1ull << 63) - 1,
-                             1ull << 63, UINT64_MAX};
+    const uint64_t vals[] = {
+        0, 1, 2, 3, 4, 7, 8, 1000, 1023, 1024, 123456789, 1ull << 40, (1ull << 63) - 1, 1ull << 63, UINT64_MAX};
     const size_t n = sizeof vals / sizeof vals[0];
     uint64_t want[65] = {0};
     recorder *r = create(4);
@@ -96,7 +96,8 @@ static int check_ring_wrap(const char *arg)
     size_t k = newest(r, out, 16);
     if (k != 3 || out[0] != 1 || out[2] != 3)
         return grade_fail("after recording 1, 2, 3 with keep=5, newest(max=16) must give [1, 2, 3], oldest first; "
-                          "got %zu values, the first %llu", k, (unsigned long long)(k ? out[0] : 0));
+                          "got %zu values, the first %llu",
+                          k, (unsigned long long)(k ? out[0] : 0));
     for (uint64_t v = 4; v <= 13; v++)
         record(r, v);
     k = newest(r, out, 16);
@@ -105,7 +106,8 @@ static int check_ring_wrap(const char *arg)
     for (size_t i = 0; i < 5; i++)
         if (out[i] != 9 + i)
             return grade_fail("keep=5 after recording 1..13: newest() must give 9..13 oldest first; position %zu "
-                              "holds %llu", i, (unsigned long long)out[i]);
+                              "holds %llu",
+                              i, (unsigned long long)out[i]);
     k = newest(r, out, 3);
     if (k != 3 || out[0] != 11 || out[2] != 13)
         return grade_fail("newest(max=3) must give the three newest, 11, 12, 13, oldest first");
@@ -124,8 +126,8 @@ static int check_no_alloc(const char *arg)
         record(r, i * 2654435761u % 100000);
     unsigned long during = atomic_load(&grade_allocs) - before;
     if (during)
-        return grade_fail("recorder_record allocated %lu times in %llu records: the hot path must not allocate",
-                          during, (unsigned long long)n);
+        return grade_fail("recorder_record allocated %lu times in %llu records: the hot path must not allocate", during,
+                          (unsigned long long)n);
     if (count(r) != n)
         return grade_fail("count is %llu after %llu records", (unsigned long long)count(r), (unsigned long long)n);
     destroy(r);

@@ -16,11 +16,11 @@
 
 typedef struct recorder recorder; /* defined in recorder.c */
 
-recorder *recorder_create(size_t keep);                       /* keep >= 1, else NULL; allocates everything */
+recorder *recorder_create(size_t keep); /* keep >= 1, else NULL; allocates everything */
 void recorder_destroy(recorder *r);
-void recorder_record(recorder *r, uint64_t latency_ns);       /* the hot path: never allocates */
-uint64_t recorder_count(const recorder *r);                   /* records so far */
-uint64_t recorder_bucket(const recorder *r, int b);           /* records of bit length b; 0 outside 0..64 */
+void recorder_record(recorder *r, uint64_t latency_ns);               /* the hot path: never allocates */
+uint64_t recorder_count(const recorder *r);                           /* records so far */
+uint64_t recorder_bucket(const recorder *r, int b);                   /* records of bit length b; 0 outside 0..64 */
 size_t recorder_newest(const recorder *r, uint64_t *out, size_t max); /* newest min(max, kept), oldest first */
 
 #endif

@@ -52,11 +52,11 @@ static inline void grade__leave(const char **scope)
 /* GRADE_CALL(fn, args...) calls fn(args...) and is that call's value (or
  * void); while it runs, a crash names fn.  The cleanup resets the name when
  * the call has returned, whatever its type. */
-#define GRADE_CALL(fn, ...)                                                                                  \
-    __extension__({                                                                                          \
-        __attribute__((cleanup(grade__leave))) const char *grade__scope = grade__enter(#fn);                 \
-        (void)grade__scope;                                                                                  \
-        fn(__VA_ARGS__);                                                                                     \
+#define GRADE_CALL(fn, ...)                                                                  \
+    __extension__({                                                                          \
+        __attribute__((cleanup(grade__leave))) const char *grade__scope = grade__enter(#fn); \
+        (void)grade__scope;                                                                  \
+        fn(__VA_ARGS__);                                                                     \
     })
 
 static void grade_on_signal(int sig)
@@ -184,8 +184,8 @@ static inline int grade_main(int argc, char **argv, const struct grade_check *ch
 
 /* The check table ({"id", function}, ...) and main, which runs the check named
  * on the command line. */
-#define GRADE_CHECKS(...)                                                                                    \
-    static const struct grade_check grade_checks[] = {__VA_ARGS__, {NULL, NULL}};                            \
+#define GRADE_CHECKS(...)                                                         \
+    static const struct grade_check grade_checks[] = {__VA_ARGS__, {NULL, NULL}}; \
     int main(int argc, char **argv) { return grade_main(argc, argv, grade_checks); }
 
 #endif

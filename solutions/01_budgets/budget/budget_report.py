@@ -38,7 +38,7 @@ def build_report(samples_ns: dict, allotments_us: dict, total_us: float, percent
     for i, k in enumerate(names):
         over = max(0.0, p_us[k] - allotments_us[k])
         need, ate = over, []
-        for other in names[i + 1:] + names[:i]:  # downstream first, then upstream
+        for other in names[i + 1 :] + names[:i]:  # downstream first, then upstream
             take = min(need, slack[other])
             if take > 0:
                 ate.append((other, take))
@@ -51,8 +51,7 @@ def build_report(samples_ns: dict, allotments_us: dict, total_us: float, percent
             need -= take
         if need > 0:
             ate.append(("over budget", need))
-        rows.append({"stage": k, "allotment_us": float(allotments_us[k]), "p_us": p_us[k], "over_us": over,
-                     "ate": ate})
+        rows.append({"stage": k, "allotment_us": float(allotments_us[k]), "p_us": p_us[k], "over_us": over, "ate": ate})
     return rows
     # END SOLUTION
 

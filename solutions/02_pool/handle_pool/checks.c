@@ -125,7 +125,8 @@ static int check_stale(const char *arg)
         for (int k = 0; k < c; k++) {
             if (old[k] == h)
                 return grade_fail("cycle %d: the reused block got the same handle as in cycle %d; a stale handle "
-                                  "would still work (add a generation)", c + 1, k + 1);
+                                  "would still work (add a generation)",
+                                  c + 1, k + 1);
             if (get(p, old[k]) != NULL)
                 return grade_fail("cycle %d: get of the stale handle from cycle %d returned the block", c + 1, k + 1);
         }
@@ -159,7 +160,8 @@ static int check_foreign(const char *arg)
     for (int i = 0; i < 8; i++) {
         if (hb[i] == ha[i] || get(a, hb[i]) != NULL)
             return grade_fail("a handle of another pool (%#x) was accepted by this pool, whose block %d is live: "
-                              "handles need something that tells pools apart", hb[i], i);
+                              "handles need something that tells pools apart",
+                              hb[i], i);
         if (free_(a, hb[i]) != -1)
             return grade_fail("free of another pool's handle %#x did not return -1", hb[i]);
     }
@@ -175,8 +177,8 @@ static int check_all(const char *arg)
 {
     (void)arg;
     /* Every check in one process: run under AddressSanitizer/UBSan. */
-    int (*all[])(const char *) = {check_create_args, check_exhaust, check_free_reuse, check_double_free, check_stale,
-                          check_foreign};
+    int (*all[])(const char *) = {check_create_args, check_exhaust, check_free_reuse,
+                                  check_double_free, check_stale,   check_foreign};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         /* Each prints its own RESULT line; the first failure stops. */
         if (all[i](arg) != 0)
@@ -216,5 +218,5 @@ static int timing(const char *arg)
 }
 
 GRADE_CHECKS({"create_args", check_create_args}, {"exhaust", check_exhaust}, {"free_reuse", check_free_reuse},
-             {"double_free", check_double_free}, {"stale", check_stale}, {"foreign", check_foreign},
-             {"all", check_all}, {"timing", timing})
+             {"double_free", check_double_free}, {"stale", check_stale}, {"foreign", check_foreign}, {"all", check_all},
+             {"timing", timing})

@@ -22,8 +22,10 @@ static const char *call_describe(void)
 {
     static char buf[160];
     const char *fn = atomic_load_explicit(&in_call, memory_order_relaxed);
-    snprintf(buf, sizeof buf, "one thread, and a call to %s never returned (a loop waiting for a state that "
-             "never comes?)", fn ? fn : "the queue");
+    snprintf(buf, sizeof buf,
+             "one thread, and a call to %s never returned (a loop waiting for a state that "
+             "never comes?)",
+             fn ? fn : "the queue");
     return buf;
 }
 
@@ -69,16 +71,17 @@ static int check_fifo_capacity(const char *arg)
             return grade_fail("mpmc_create(%zu) returned NULL", cap);
         uint64_t v;
         if (pop(q, &v))
-            return grade_fail("a new queue of capacity %zu is not empty: pop returned %llu", cap, (unsigned long long)v);
+            return grade_fail("a new queue of capacity %zu is not empty: pop returned %llu", cap,
+                              (unsigned long long)v);
         for (int lap = 0; lap < 3; lap++) { /* three laps: the indices wrap */
             uint64_t first = next;
             for (size_t i = 0; i < cap; i++)
                 if (!push(q, next++))
-                    return grade_fail("push %zu of %zu failed: a queue of capacity %zu must hold %zu items", i + 1,
-                                      cap, cap, cap);
+                    return grade_fail("push %zu of %zu failed: a queue of capacity %zu must hold %zu items", i + 1, cap,
+                                      cap, cap);
             if (push(q, 999999))
-                return grade_fail("push %zu succeeded: a queue of capacity %zu held more than %zu items", cap + 1,
-                                  cap, cap);
+                return grade_fail("push %zu succeeded: a queue of capacity %zu held more than %zu items", cap + 1, cap,
+                                  cap);
             for (size_t i = 0; i < cap; i++) {
                 if (!pop(q, &v))
                     return grade_fail("pop %zu of %zu failed with %zu items in the queue", i + 1, cap, cap - i);
@@ -160,7 +163,7 @@ static void *producer(void *arg)
     for (uint64_t s = 0; s < r->n; s++) {
         uint64_t v = ((uint64_t)t->id << 40) | s;
         while (!push(r->q, v))
-            sched_yield(); /* yield: threads may outnumber cores */
+            sched_yield();                                                    /* yield: threads may outnumber cores */
         atomic_store_explicit(&pushed[t->id].n, s + 1, memory_order_relaxed); /* progress only */
     }
     return NULL;
@@ -253,8 +256,8 @@ static int run_pc(int P, int C, uint64_t n, double *items_per_s)
     destroy(r.q);
     int rc;
     if (r.bad_values) {
-        rc = grade_fail("%llu values popped that no producer pushed (first: %#llx)",
-                        (unsigned long long)r.bad_values, (unsigned long long)r.first_bad);
+        rc = grade_fail("%llu values popped that no producer pushed (first: %#llx)", (unsigned long long)r.bad_values,
+                        (unsigned long long)r.first_bad);
     } else if (r.reordered) {
         rc = grade_fail("producer %llu's values were seen out of order by a consumer (%llu after %llu; %llu times)",
                         (unsigned long long)r.first_reorder_p, (unsigned long long)r.first_reorder_now,

@@ -35,8 +35,9 @@ def percentile(values: np.ndarray, p: float) -> int:
     # END SOLUTION
 
 
-def corrected_percentiles(samples_ns: np.ndarray, interval_ns: int,
-                          percentiles: tuple[float, ...] = (50, 90, 99, 99.9, 100)) -> dict[float, int]:
+def corrected_percentiles(
+    samples_ns: np.ndarray, interval_ns: int, percentiles: tuple[float, ...] = (50, 90, 99, 99.9, 100)
+) -> dict[float, int]:
     """{p: value} of the corrected samples."""
     # BEGIN SOLUTION
     c = corrected(samples_ns, interval_ns)
