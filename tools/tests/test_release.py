@@ -75,7 +75,7 @@ def test_every_student_command_leaves_their_files_intact(release: Path) -> None:
         learner = [p for p in spec.parent.iterdir() if p.suffix in (".c", ".py") and "YOUR CODE HERE" in p.read_text()]
         assert learner, f"{spec.parent}: no file for the learner to edit"
         commands.append([py, "-m", "lowlat", "grade", spec.parent.name, str(learner[0]), "--no-timing"])
-    results = {" ".join(c[2:]): _run(c, release) for c in commands}
+    results = {" ".join(c[3:]): _run(c, release) for c in commands}
     for cmd, res in results.items():
         if cmd.startswith(("exercises", "notebooks", "release")):
             assert res.returncode == 2 and "python -m tools" in res.stderr, (cmd, res.stderr)
