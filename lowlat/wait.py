@@ -9,8 +9,9 @@ The names and their values are read from the compiled core, not restated:
 
 from __future__ import annotations
 
+from lowlat import topology
 from lowlat._lib import ffi
-from lowlat.affinity import cpu_count
+from lowlat.affinity import usable_cpus
 
 _PREFIX = "LL_WAIT_"
 
@@ -23,10 +24,19 @@ WAITS: dict[str, int] = {
 BENCH_WAITS: dict[str, int] = {k: v for k, v in WAITS.items() if k != "sleep"}
 
 
+def spinning_pairs_fit() -> bool:
+    """Whether two spinning threads can each have a CPU all the time: two
+    usable CPUs in this process's affinity mask and a CPU quota (cgroup) of
+    at least two CPUs.  Online CPUs do not count: ``taskset -c 0`` leaves
+    two online and one usable."""
+    return len(usable_cpus()) >= 2 and topology.cpu_quota().cpus >= 2
+
+
 def default_wait() -> str:
-    """Spinning needs a CPU per spinning thread; with fewer than 2 CPUs two
-    spinners take turns at scheduler speed, so yield instead."""
-    return "spin" if cpu_count() >= 2 else "yield"
+    """Spinning needs a CPU per spinning thread; with fewer usable CPUs (or a
+    quota below two) two spinners take turns at scheduler speed, so yield
+    instead."""
+    return "spin" if spinning_pairs_fit() else "yield"
 
 
 def wait_code(wait: str, allowed: dict[str, int] = BENCH_WAITS) -> int:
@@ -37,4 +47,4 @@ def wait_code(wait: str, allowed: dict[str, int] = BENCH_WAITS) -> int:
     return allowed[wait]
 
 
-__all__ = ["BENCH_WAITS", "WAITS", "default_wait", "wait_code"]
+__all__ = ["BENCH_WAITS", "WAITS", "default_wait", "spinning_pairs_fit", "wait_code"]
