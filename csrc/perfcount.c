@@ -28,18 +28,32 @@ static int open_counter(uint64_t config)
 
 static uint64_t count_loop(int fd)
 {
-    volatile uint64_t x = 0;
+    volatile uint64_t x = 0; /* volatile: every add is a load and a store the counters see */
     uint64_t v = 0;
     ioctl(fd, PERF_EVENT_IOC_RESET, 0);
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     for (int i = 0; i < 100000; i++)
         x += (uint64_t)i;
     ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    (void)x; /* read once more: a write-only local is an error under clang 14's -Wunused-but-set-variable */
     if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
         v = 0;
     return v;
 }
 #endif
+
+int ll_perf_classify_errno(int err)
+{
+    switch (err) {
+    case ENOSYS: /* no perf_event_open at all: a kernel built without perf events, or qemu-user */
+    case ENOENT: /* no such event on this CPU / hypervisor */
+    case ENODEV:
+    case EOPNOTSUPP:
+        return LL_ENOTSUP;
+    default: /* EACCES/EPERM: refused (perf_event_paranoid, a seccomp filter); anything else: failed */
+        return LL_ESYS;
+    }
+}
 
 void ll_perf_probe(ll_perf_probe_result *out)
 {
@@ -48,7 +62,7 @@ void ll_perf_probe(ll_perf_probe_result *out)
     int fd = open_counter(PERF_COUNT_HW_INSTRUCTIONS);
     if (fd < 0) {
         out->os_errno = errno;
-        out->status = (errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV) ? LL_ENOTSUP : LL_ESYS;
+        out->status = ll_perf_classify_errno(errno);
         return;
     }
     out->instructions = count_loop(fd);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ll_arch.h"
 #include "pool_inline.h"
 
 static void link_all(ll_pool *p)
@@ -24,7 +25,7 @@ ll_pool *ll_pool_create(size_t block_size, size_t block_count, unsigned flags)
 {
     if (block_size == 0 || block_count == 0)
         return NULL;
-    size_t align = (flags & LL_POOL_CACHE_ALIGNED) ? 64 : sizeof(void *);
+    size_t align = (flags & LL_POOL_CACHE_ALIGNED) ? LL_CACHELINE : sizeof(void *);
     if (block_size > SIZE_MAX - align)
         return NULL;
     size_t bs = (block_size + align - 1) / align * align;

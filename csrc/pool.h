@@ -13,13 +13,14 @@
 typedef struct ll_pool ll_pool;
 
 enum ll_pool_flags {
-    LL_POOL_CACHE_ALIGNED = 1, /* round blocks up to 64 bytes, storage 64-aligned */
+    LL_POOL_CACHE_ALIGNED = 1, /* round blocks up to a cache line, storage line-aligned */
     LL_POOL_CHECKED = 2        /* detect double free and foreign pointers */
 };
 
 /* block_size is rounded up to a pointer (8 bytes on 64-bit) and, with
- * LL_POOL_CACHE_ALIGNED, to 64 bytes.  NULL when block_size or block_count is
- * 0, when block_size * block_count overflows, or when memory is short. */
+ * LL_POOL_CACHE_ALIGNED, to the cache line LL_CACHELINE (common/ll_arch.h:
+ * 64 bytes; 128 on Apple arm64).  NULL when block_size or block_count is 0,
+ * when block_size * block_count overflows, or when memory is short. */
 ll_pool *ll_pool_create(size_t block_size, size_t block_count, unsigned flags);
 void ll_pool_destroy(ll_pool *pool);
 

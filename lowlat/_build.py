@@ -8,7 +8,6 @@ The declarations given to cffi are the public headers of ``csrc/`` themselves
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 from cffi import FFI
@@ -51,6 +50,10 @@ SOURCES = [
 INCLUDE_DIRS = [CSRC, CSRC / "common"]
 # `#define NAME 123` lines are kept: cffi understands integer constants.
 INT_DEFINE = re.compile(r"^#define\s+[A-Z_][A-Z0-9_]*\s+\d+\b")
+# Constants of the internal header common/ll_arch.h whose value depends on the
+# platform (the cache line is 128 bytes on Apple arm64): the compiler fills
+# them in (`#define NAME ...`), so Python reads the value C was built with.
+ARCH_CONSTANTS = ["LL_CACHELINE", "LL_FALSE_SHARING_RANGE"]
 
 
 def cdef_text() -> str:
@@ -62,15 +65,15 @@ def cdef_text() -> str:
                 lines.append(line)
             elif INT_DEFINE.match(line):
                 lines.append(line.split("/*")[0].rstrip())
+    lines += [f"#define {name} ..." for name in ARCH_CONSTANTS]
     return "\n".join(lines)
 
 
 def compile_args() -> list[str]:
-    """Flags for the core.  -Werror is not used here because the generated
-    wrapper module is compiled with the same flags; the test suite compiles
-    the core alone with -Wall -Wextra -Werror -pedantic."""
-    if sys.platform == "win32":
-        return []
+    """Flags for the core (gcc or clang: the core uses GNU builtins and
+    inline assembly, so there is no MSVC build).  -Werror is not used here
+    because the generated wrapper module is compiled with the same flags; the
+    test suite compiles the core alone with -Wall -Wextra -Werror -pedantic."""
     return ["-std=c11", "-O2", "-Wall", "-Wextra"]
 
 
@@ -78,11 +81,11 @@ ffibuilder = FFI()
 ffibuilder.cdef(cdef_text())
 ffibuilder.set_source(
     "lowlat._core",
-    "\n".join(f'#include "{h}"' for h in PUBLIC_HEADERS),
+    "\n".join(f'#include "{h}"' for h in [*PUBLIC_HEADERS, "common/ll_arch.h"]),
     sources=[str(Path("csrc") / s) for s in SOURCES],
     include_dirs=[str(d) for d in INCLUDE_DIRS],
     extra_compile_args=compile_args(),
-    libraries=["pthread", "m"] if sys.platform != "win32" else [],
+    libraries=["pthread", "m"],
 )
 
 if __name__ == "__main__":

@@ -12,17 +12,33 @@ from dataclasses import asdict, dataclass
 
 from lowlat._lib import ffi, lib
 
-TSC_KINDS = {0: "none", 1: "x86 rdtsc", 2: "arm64 cntvct_el0"}
+# enum ll_tsc_kind (csrc/clock.h): which counter stamps the core's timed loops.
+TSC_KINDS = {
+    lib.LL_TSC_NONE: "none",
+    lib.LL_TSC_X86_RDTSCP: "x86 rdtsc",
+    lib.LL_TSC_ARM64: "arm64 cntvct_el0",
+    lib.LL_TSC_X86_LFENCE: "x86 rdtsc (lfence-ordered: no RDTSCP)",
+    lib.LL_TSC_X86_VARIABLE: "none (x86 TSC not invariant)",
+}
 
 
 def now_ns() -> int:
-    """CLOCK_MONOTONIC in ns, read by the core."""
+    """The monotonic clock in ns, read by the core (CLOCK_MONOTONIC;
+    CLOCK_UPTIME_RAW on macOS, whose CLOCK_MONOTONIC steps in microseconds)."""
     return int(lib.ll_now_ns())
 
 
 def tsc_available() -> bool:
-    """True when the CPU has a user-readable, constant-rate counter."""
+    """True when the CPU has a user-readable, constant-rate counter (on x86:
+    CPUID reports an invariant TSC)."""
     return bool(lib.ll_tsc_available())
+
+
+def tsc_choice() -> str:
+    """What stamps the core's timed loops and why, in one sentence: the
+    counter and how its ordered reads are made, or the monotonic clock and
+    the reason (no counter, a TSC that is not invariant)."""
+    return ffi.string(lib.ll_tsc_choice()).decode()
 
 
 def tsc_read() -> int:
@@ -31,7 +47,8 @@ def tsc_read() -> int:
 
 
 def tsc_ticks_per_ns() -> float:
-    """Counter ticks per ns, calibrated once against CLOCK_MONOTONIC."""
+    """Counter ticks per ns, calibrated once against the monotonic clock
+    (0.0 when :func:`tsc_available` is False)."""
     return float(lib.ll_tsc_ticks_per_ns())
 
 
@@ -57,6 +74,7 @@ class ClockInfo:
     tsc_available: bool
     tsc_kind: str
     python_perf_counter_ns: float
+    tsc_choice: str
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -90,4 +108,5 @@ def clock_info(iterations: int = 1_000_000) -> ClockInfo:
         tsc_available=bool(c.tsc_available),
         tsc_kind=TSC_KINDS.get(c.tsc_kind, "unknown"),
         python_perf_counter_ns=python_perf_counter_cost(),
+        tsc_choice=tsc_choice(),
     )

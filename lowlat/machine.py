@@ -3,7 +3,9 @@ probes the doctor reports (compiler, pinning, counters, timers)."""
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -111,22 +113,73 @@ class PerfCounters:
     reason: str
 
 
-def perf_counters() -> PerfCounters:
-    """Whether hardware counters (instructions, cycles) can be read here."""
-    r = ffi.new("ll_perf_probe_result *")
-    lib.ll_perf_probe(r)
-    if r.status == lib.LL_OK:
-        return PerfCounters(True, f"hardware counters work ({r.instructions} instructions counted in a probe loop)")
-    if sys.platform != "linux":
+PERF_PARANOID = "/proc/sys/kernel/perf_event_paranoid"
+
+
+def _paranoid_level() -> str:
+    """The kernel's perf_event_paranoid setting, or "" when it cannot be read."""
+    try:
+        with open(PERF_PARANOID) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _perf_verdict(
+    status: int, os_errno: int, instructions: int, *, platform: str = sys.platform, paranoid: str | None = None
+) -> PerfCounters:
+    """Turns ``ll_perf_probe``'s result into a verdict and a reason a learner
+    can act on.  "Not supported" (the kernel or the VM has no such counters:
+    ENOSYS, ENOENT, ENODEV, EOPNOTSUPP; the core's ``ll_perf_classify_errno``
+    decides) is kept apart from "refused" (EACCES, EPERM: only then is
+    perf_event_paranoid, or a container's seccomp filter, the thing to check).
+    ``platform`` and ``paranoid`` (the setting's text; read from the kernel
+    when None) are parameters so the tests can play every case."""
+    if status == lib.LL_OK:
+        return PerfCounters(True, f"hardware counters work ({instructions} instructions counted in a probe loop)")
+    if not platform.startswith("linux"):
         return PerfCounters(False, "perf counters are a Linux facility; not available on this OS")
-    if r.status == lib.LL_ENOTSUP:
+    name = errno.errorcode.get(os_errno, f"errno {os_errno}")
+    if status == lib.LL_ENOTSUP:
+        if os_errno == errno.ENOSYS:
+            return PerfCounters(
+                False,
+                "this kernel has no perf_event_open (ENOSYS: built without perf events, or an emulator such as "
+                "qemu-user); use getrusage, cachegrind and timing instead",
+            )
+        if os_errno == 0:
+            return PerfCounters(
+                False,
+                "the counters open but count nothing (usual in VMs); use getrusage, cachegrind and timing instead",
+            )
         return PerfCounters(
             False,
             "no hardware counters exposed (usual in VMs and containers); use getrusage, cachegrind and timing instead",
         )
-    return PerfCounters(
-        False, f"perf_event_open refused (errno {r.os_errno}); check /proc/sys/kernel/perf_event_paranoid"
-    )
+    if os_errno in (errno.EACCES, errno.EPERM):
+        level = _paranoid_level() if paranoid is None else paranoid
+        if level.lstrip("-").isdigit() and int(level) <= 2:
+            why = (
+                f"perf_event_paranoid is {level} here, which allows it: a container's seccomp profile "
+                "or a security module refused it"
+            )
+        else:
+            setting = f"is {level} here" if level else "could not be read"
+            why = (
+                f"check {PERF_PARANOID} ({setting}; counting your own process needs 2 or less: "
+                "sudo sysctl kernel.perf_event_paranoid=2)"
+            )
+        return PerfCounters(False, f"perf_event_open refused ({name}): {why}")
+    return PerfCounters(False, f"perf_event_open failed ({name}: {os.strerror(os_errno)})")
+
+
+def perf_counters() -> PerfCounters:
+    """Whether hardware counters (instructions, cycles) can be read here, and
+    why not: not supported (no perf events, no such counter) or refused
+    (permissions)."""
+    r = ffi.new("ll_perf_probe_result *")
+    lib.ll_perf_probe(r)
+    return _perf_verdict(r.status, r.os_errno, r.instructions)
 
 
 @dataclass(frozen=True)

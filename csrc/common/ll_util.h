@@ -1,6 +1,9 @@
 /* ll_util.h - internal: small pieces shared by the core's threaded loops
  * (csrc/bench/, pipeline.c): a seedable generator, one wait per policy of
- * ll_wait.h, and a start gate for two threads.  Not part of the public API (not fed to cffi). */
+ * ll_wait.h, and a start gate for two threads.  Not part of the public API (not fed to cffi).
+ * Self-sufficient: it needs no feature macro (_GNU_SOURCE, _POSIX_C_SOURCE)
+ * from its includer; the one call that would (nanosleep) is ll_sleep_ns, out
+ * of line in clock.c. */
 #ifndef LL_UTIL_H
 #define LL_UTIL_H
 
@@ -8,7 +11,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "affinity.h"
 #include "clock.h"
@@ -35,8 +37,7 @@ static inline void ll_wait_once(int policy, unsigned *spins)
     if (policy == LL_WAIT_SLEEP) {
         /* Asks for 1 us; the kernel's timer slack (~50 us by default on
          * Linux) decides what it really is: the cost the course shows. */
-        struct timespec ts = {0, 1000};
-        nanosleep(&ts, NULL);
+        ll_sleep_ns(1000);
         return;
     }
     if (policy == LL_WAIT_YIELD || (policy == LL_WAIT_SPIN_YIELD && ++*spins > 100)) {

@@ -108,7 +108,7 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
     r["chase_dram_ns"] = chase_ns((128 if quick else 256) * 2**20, 1_000_000 if quick else 3_000_000)
 
     say(f"[9/{STEPS}] page faults")
-    pf = page_faults(4096 if quick else 16384)
+    pf = page_faults(nbytes=(16 if quick else 64) * 2**20)  # bytes: pages are 4-64 KiB
     r.update(page_fault_ns=pf.first_touch_ns, prefaulted_touch_ns=pf.prefaulted_ns, page_faults_counted=pf.minor_faults)
 
     say(f"[10/{STEPS}] training: batching, calls into C, prefetching")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lowlat import topology
 from lowlat._check import int_arg
 from lowlat._lib import ffi, lib
 from lowlat.errors import check_status
@@ -175,11 +176,35 @@ class PageFaults:
     minor_faults: int
 
 
-def page_faults(pages: int = 4096) -> PageFaults:
-    """Touch ``pages`` fresh pages (each a minor fault), then again (none)."""
+FAULT_BYTES = 64 * 2**20  # the page-fault test's default size, whatever the page size
+
+
+def page_faults(pages: int | None = None, *, nbytes: int | None = None) -> PageFaults:
+    """Touches fresh memory one page at a time (each touch a minor fault),
+    then touches it again (no faults).  Sized in bytes: ``nbytes``, by default
+    64 MiB (16,384 pages of 4 KiB, 4,096 of 16 KiB, 1,024 of 64 KiB), rounded
+    up to whole pages of this machine (:func:`lowlat.topology.page_size`).
+    ``pages`` counts pages instead (the older form): pages differ 16x in size
+    between machines, so a count that is 64 MiB on x86 is 1 GiB on an ARM64
+    kernel with 64 KiB pages; prefer ``nbytes``."""
+    if pages is not None and nbytes is not None:
+        raise ValueError(f"give pages or nbytes, not both (got pages={pages!r}, nbytes={nbytes!r})")
+    if pages is None:
+        size = int_arg(FAULT_BYTES if nbytes is None else nbytes, "nbytes", minimum=1)
+        page = topology.page_size()
+        pages = -(-size // page)
     out = ffi.new("ll_fault_result *")
     check_status(lib.ll_bench_page_faults(int_arg(pages, "pages", minimum=1), out), "page-fault benchmark")
     return PageFaults(int(out.pages), int(out.page_size), out.first_touch_ns, out.prefaulted_ns, int(out.minor_faults))
 
 
-__all__ = ["AllocComparison", "AllocRun", "FragmentedHeap", "PageFaults", "alloc_run", "compare_alloc", "page_faults"]
+__all__ = [
+    "FAULT_BYTES",
+    "AllocComparison",
+    "AllocRun",
+    "FragmentedHeap",
+    "PageFaults",
+    "alloc_run",
+    "compare_alloc",
+    "page_faults",
+]
