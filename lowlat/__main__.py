@@ -82,16 +82,19 @@ MOVED = {
 }
 
 
-def _moved(args: argparse.Namespace) -> int:
+def _moved(cmd: str) -> int:
     print(
-        f"`python -m lowlat {args.cmd}` is an author/instructor command: from the course repository's root, run "
-        f"`{MOVED[args.cmd]}` (a student release does not have it; your files were not touched)",
+        f"`python -m lowlat {cmd}` is an author/instructor command: from the course repository's root, run "
+        f"`{MOVED[cmd]}` (a student release does not have it; your files were not touched)",
         file=sys.stderr,
     )
     return 2
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in MOVED:  # whatever options follow: nothing runs, nothing is touched
+        return _moved(argv[0])
     p = argparse.ArgumentParser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("doctor", help="what this machine can show (compiler, CPUs, pinning, counters, timers)")
@@ -103,12 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("name", help="the exercise (e.g. mpmc)")
     g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc/mpmc.c)")
     g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
-    for name in MOVED:
-        m = sub.add_parser(name, add_help=False)
-        m.add_argument("rest", nargs=argparse.REMAINDER)
+    for name in MOVED:  # listed in --help; handled above
+        sub.add_parser(name, help=f"authors/instructors: moved to `{MOVED[name]}`")
     args = p.parse_args(argv)
     handlers = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade}
-    return handlers.get(args.cmd, _moved)(args)
+    return handlers[args.cmd](args)
 
 
 if __name__ == "__main__":

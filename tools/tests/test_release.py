@@ -24,11 +24,14 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 900) -> subprocess.Complete
 
 def _digest(root: Path) -> dict[str, str]:
     """Every student-visible file's hash (build products and caches aside)."""
-    skip = {"__pycache__", ".pytest_cache", ".hypothesis", "build", ".ipynb_checkpoints"}
+    skip = {"__pycache__", ".pytest_cache", ".hypothesis", "build", ".ipynb_checkpoints", "lowlat.egg-info"}
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not skip & set(p.relative_to(root).parts) and not p.name.startswith("_core")
+        if p.is_file()
+        and not skip & set(p.relative_to(root).parts)
+        and not p.name.startswith("_core")  # the core built in place
+        and p.suffix != ".o"
     }
 
 
