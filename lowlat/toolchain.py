@@ -63,11 +63,16 @@ def include_dirs() -> list[Path]:
 def opt_flags(sanitizer: str | None = None) -> list[str]:
     """Optimisation and instrumentation flags: ``-O2`` for a plain build;
     ``-O1 -g`` plus the sanitizer for ``"thread"`` or ``"address"``
-    (AddressSanitizer and UBSan, every UB report fatal)."""
+    (AddressSanitizer and UBSan, every UB report fatal).  ``"undefined"``
+    (UBSan alone) is for builds AddressSanitizer cannot run, such as a static
+    ARM64 binary under qemu-user (the portability tests); exercise specs
+    choose from :data:`SANITIZERS`."""
     if sanitizer is None:
         return ["-O2"]
     if sanitizer == "thread":
         return ["-O1", "-g", "-fsanitize=thread"]
+    if sanitizer == "undefined":
+        return ["-O1", "-g", "-fsanitize=undefined", "-fno-sanitize-recover=undefined"]
     if sanitizer == "address":
         return [
             "-O1",
@@ -76,7 +81,7 @@ def opt_flags(sanitizer: str | None = None) -> list[str]:
             "-fsanitize=address,undefined",
             "-fno-sanitize-recover=undefined",
         ]
-    raise ValueError(f"sanitizer must be None, 'thread' or 'address', got {sanitizer!r}")
+    raise ValueError(f"sanitizer must be None, 'thread', 'address' or 'undefined', got {sanitizer!r}")
 
 
 def sanitizer_env(sanitizer: str | None, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -89,6 +94,8 @@ def sanitizer_env(sanitizer: str | None, base: dict[str, str] | None = None) -> 
     elif sanitizer == "address":
         leaks = " detect_leaks=1" if sys.platform.startswith("linux") else ""
         env.setdefault("ASAN_OPTIONS", f"exitcode={ASAN_EXIT} abort_on_error=0{leaks}")
+        env.setdefault("UBSAN_OPTIONS", f"halt_on_error=1 exitcode={ASAN_EXIT} print_stacktrace=1")
+    elif sanitizer == "undefined":
         env.setdefault("UBSAN_OPTIONS", f"halt_on_error=1 exitcode={ASAN_EXIT} print_stacktrace=1")
     return env
 
@@ -104,17 +111,27 @@ def compile_c(
     cwd: Path | None = None,
     cc: str | None = None,
     timeout_s: float = 300,
+    compile_only: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """Compiles and links ``sources`` into the executable ``out`` with the
     course's flags (C11, all warnings, ``-Werror`` if asked, the sanitizer's
-    flags, the core's include directories after ``includes``).  Returns the
+    flags, the core's include directories after ``includes``).  With
+    ``compile_only`` (or ``-c`` in ``extra``) ``out`` is an object file,
+    compiled as the cffi build compiles the core: no ``-pthread``, no library
+    named (clang's ``-Werror`` refuses unused linker inputs).
+    ``cc`` may be a cross compiler (``aarch64-linux-gnu-gcc``).  Returns the
     finished process; the caller decides what a failure means (its
     ``stderr`` holds the compiler's own ``file:line`` messages).  Messages are
     in plain ASCII (``LC_ALL=C``)."""
     compiler = cc or require_compiler("compiling C")
-    flags = [STD, *WARNINGS, *(["-Werror"] if werror else []), *opt_flags(sanitizer), "-pthread"]
+    link = not compile_only and "-c" not in extra
+    # -pthread only when linking: it also defines _REENTRANT, which makes
+    # glibc declare POSIX functions a file did not ask for (the cffi build,
+    # which compiles the core, does not pass it either).
+    flags = [STD, *WARNINGS, *(["-Werror"] if werror else []), *opt_flags(sanitizer), *(["-pthread"] if link else [])]
     incs = [f"-I{d}" for d in [*includes, *include_dirs()]]
-    cmd = [compiler, *flags, *incs, *extra, *(str(s) for s in sources), "-o", str(out), "-lm"]
+    objs = [*extra, *([] if link or "-c" in extra else ["-c"]), *(str(s) for s in sources)]
+    cmd = [compiler, *flags, *incs, *objs, "-o", str(out), *(["-lm"] if link else [])]
     env = dict(os.environ, LC_ALL="C")
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env)
 
