@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hist_inline.h"
+#include "stop.h"
 
 static uint64_t value_from(const ll_hist *h, int bucket, uint64_t sub) { return sub << (bucket + h->unit_magnitude); }
 
@@ -116,35 +117,83 @@ void ll_hist_reset(ll_hist *h)
 int ll_hist_record(ll_hist *h, uint64_t v) { return ll_hist_record_n_inline(h, v, 1); }
 int ll_hist_record_n(ll_hist *h, uint64_t v, uint64_t n) { return ll_hist_record_n_inline(h, v, n); }
 
+/* The back-fill of ll_hist_record_corrected: the values m, m - iv, m - 2 iv,
+ * ... down to the smallest that is still >= iv (m = v - iv), recorded one
+ * counter at a time instead of one value at a time.  The values that share a
+ * counter are a run of the progression: its length, its sum and the counter
+ * follow from the counter's lowest equivalent value, so the work is bounded
+ * by the counters the back-fill spans (at most counts_len), whatever v / iv.
+ * Counts, total, sum and min come out exactly as if each value had been
+ * recorded by itself. */
+static void backfill(ll_hist *h, uint64_t v, uint64_t iv)
+{
+    uint64_t m = v - iv;
+    if (m < iv)
+        return;
+    uint64_t left = (m - iv) / iv + 1;   /* values to record */
+    uint64_t last = m - (left - 1) * iv; /* the smallest of them, >= iv */
+    for (;;) {
+        size_t i = ll_hist__index(h, m);
+        uint64_t lo = ll_hist_value_at_index(h, i); /* lowest value sharing m's counter */
+        uint64_t bottom = lo > last ? lo : last;
+        uint64_t k = (m - bottom) / iv + 1; /* values m, m - iv, ..., >= bottom: all in counter i */
+        /* The run's sum, k m - iv k (k - 1) / 2, halving the even factor first.
+         * Products may pass 2^128 on the way, but the sum itself is below 2^127
+         * (at most v^2 / 2iv), so arithmetic mod 2^128 gives it exactly. */
+        ll_hist_sum pairs = (k % 2 == 0) ? (ll_hist_sum)(k / 2) * (k - 1) : (ll_hist_sum)k * ((k - 1) / 2);
+        h->counts[i] += k;
+        h->total += k;
+        h->sum += (ll_hist_sum)k * m - (ll_hist_sum)iv * pairs;
+        left -= k;
+        if (left == 0)
+            break;
+        m -= k * iv;
+    }
+    if (last < h->min)
+        h->min = last;
+}
+
 int ll_hist_record_corrected(ll_hist *h, uint64_t v, uint64_t interval)
 {
     int rc = ll_hist_record_n_inline(h, v, 1);
     if (rc != LL_OK || interval == 0 || v <= interval)
         return rc;
-    for (uint64_t missing = v - interval; missing >= interval; missing -= interval)
-        ll_hist_record_n_inline(h, missing, 1);
+    backfill(h, v, interval);
     return LL_OK;
 }
+
+/* The array records poll the stop flag (stop.h) every POLL values and end
+ * early when it is set: the values before the stop are recorded, the rest
+ * are not (the caller checks ll_stop_requested). */
+enum { POLL = 4096, POLL_CORRECTED = 64 };
 
 size_t ll_hist_record_array(ll_hist *h, const uint64_t *values, size_t n)
 {
     size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (i % POLL == 0 && ll_stop_requested())
+            break;
         bad += ll_hist_record_n_inline(h, values[i], 1) != LL_OK;
+    }
     return bad;
 }
 
 size_t ll_hist_record_corrected_array(ll_hist *h, const uint64_t *values, size_t n, uint64_t interval)
 {
     size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        /* A back-fill can span every counter: poll more often than above. */
+        if (i % POLL_CORRECTED == 0 && ll_stop_requested())
+            break;
         bad += ll_hist_record_corrected(h, values[i], interval) != LL_OK;
+    }
     return bad;
 }
 
 uint64_t ll_hist_merge(ll_hist *dst, const ll_hist *src)
 {
-    uint64_t old_min = dst->min, old_max = dst->max, old_sum = dst->sum, lost = 0;
+    uint64_t old_min = dst->min, old_max = dst->max, lost = 0;
+    ll_hist_sum old_sum = dst->sum;
     for (size_t i = 0; i < src->counts_len; i++) {
         uint64_t c = src->counts[i];
         if (c && ll_hist_record_n_inline(dst, ll_hist_value_at_index(src, i), c) != LL_OK)

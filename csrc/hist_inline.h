@@ -9,11 +9,15 @@
 #include "hist.h"
 #include "ll_common.h"
 
+/* 128 bits (a GCC/Clang extension on the 64-bit targets the core supports):
+ * the raw sum of up to 2^64 values of up to 64 bits cannot wrap. */
+__extension__ typedef unsigned __int128 ll_hist_sum;
+
 struct ll_hist {
-    /* Everything record() reads sits in the first line. */
+    /* Everything record() reads sits in the first 80 bytes. */
     uint64_t *counts;
     uint64_t total;
-    uint64_t sum; /* raw sum, for an exact mean */
+    ll_hist_sum sum; /* raw sum, for an exact mean */
     uint64_t min;
     uint64_t max;
     uint64_t sub_bucket_mask; /* (sub_bucket_count - 1) << unit_magnitude */
@@ -60,7 +64,7 @@ static inline int ll_hist_record_n_inline(ll_hist *h, uint64_t v, uint64_t n)
     }
     h->counts[i] += n;
     h->total += n;
-    h->sum += v * n;
+    h->sum += (ll_hist_sum)v * n;
     if (v < h->min)
         h->min = v;
     if (v > h->max)

@@ -14,6 +14,7 @@
 #include "ll_util.h"
 #include "pool_inline.h"
 #include "spsc_inline.h"
+#include "stop.h"
 
 /* What travels through the ring: 40 bytes, copied in and out. */
 typedef struct {
@@ -44,6 +45,7 @@ struct producer {
     atomic_int *done;
     uint64_t produced, dropped_full, waits, late;
     int pinned;
+    int stopped; /* ended early on a stop request (stop.h) */
 };
 
 struct consumer {
@@ -63,14 +65,23 @@ struct consumer {
     int pinned;
 };
 
-/* Busy work standing in for a stage's computation: spins on the clock. */
+/* The stop flag (stop.h) is polled every POLL_TICKS ticks and every
+ * POLL_WAITS failed attempts of a wait: often enough to stop within a
+ * millisecond, rarely enough to cost nothing measurable. */
+enum { POLL_TICKS = 64, POLL_WAITS = 64, POLL_BUSY = 256 };
+
+/* Busy work standing in for a stage's computation: spins on the clock.  It
+ * ends early on a stop request, so a stopped run drains its ring quickly. */
 static void busy_ns(uint64_t ns)
 {
     if (ns == 0)
         return;
     uint64_t end = ll_now_ns() + ns;
-    while (ll_now_ns() < end)
+    for (unsigned n = 1; ll_now_ns() < end; n++) {
+        if (n % POLL_BUSY == 0 && ll_stop_requested())
+            return;
         ll_compiler_barrier();
+    }
 }
 
 static void *producer_main(void *arg)
@@ -83,18 +94,27 @@ static void *producer_main(void *arg)
     const int open = c->producer_mode == LL_PRODUCER_OPEN;
     const double interval = open ? 1e9 / c->rate_per_s : 0.0;
     const uint64_t start = ll_now_ns();
-    uint64_t rng = 0x5eed5eedull, waits = 0, dropped = 0, late = 0;
+    uint64_t rng = 0x5eed5eedull, waits = 0, dropped = 0, late = 0, i;
     double mid = 100.0;
-    for (uint64_t i = 0; i < c->ticks; i++) {
+    /* A stop ends the loop before tick i is made or while it waits to be
+     * pushed: ticks 0..i-1 were all pushed or dropped, so produced = i keeps
+     * produced = consumed + dropped. */
+    for (i = 0; i < c->ticks; i++) {
         ll_tick t;
         unsigned spins = 0;
+        if (i % POLL_TICKS == 0 && ll_stop_requested())
+            break;
         if (open) {
             /* The schedule: tick i is due at start + i * interval, whatever
              * happened to earlier ticks (no coordinated omission). */
             t.intended_ns = start + (uint64_t)((double)i * interval);
             uint64_t now;
-            while ((now = ll_now_ns()) < t.intended_ns)
+            unsigned polls = 0;
+            while ((now = ll_now_ns()) < t.intended_ns) {
                 ll_wait_once(c->producer_wait, &spins);
+                if (++polls % POLL_WAITS == 0 && ll_stop_requested())
+                    goto stopped;
+            }
             if ((double)(now - t.intended_ns) > interval)
                 late++;
             spins = 0;
@@ -115,9 +135,13 @@ static void *producer_main(void *arg)
             }
             waits++;
             ll_wait_once(c->producer_wait, &spins);
+            if (waits % POLL_WAITS == 0 && ll_stop_requested())
+                goto stopped;
         }
     }
-    p->produced = c->ticks;
+stopped:
+    p->stopped = i < c->ticks;
+    p->produced = i;
     p->dropped_full = dropped;
     p->waits = waits;
     p->late = late;
@@ -301,6 +325,7 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
     }
     rc = ll_run_pair(producer_main, &p, consumer_main, &k, &duo);
     if (rc == LL_OK) {
+        /* Stopped: every result below holds the ticks made before the stop. */
         if (cfg->sample_mode == LL_SAMPLES_GROWING) {
             uint64_t keep = k.n_samples < cfg->sample_capacity ? k.n_samples : cfg->sample_capacity;
             if (keep)
@@ -322,6 +347,8 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
         out->feature_checksum = k.checksum;
         out->producer_pinned = p.pinned;
         out->consumer_pinned = k.pinned;
+        if (p.stopped)
+            rc = LL_STOPPED;
     }
     if (cfg->sample_mode == LL_SAMPLES_GROWING)
         free(k.samples);

@@ -31,6 +31,7 @@ PUBLIC_HEADERS = [
     "bench/bench_spsc.h",
     "bench/bench_taxes.h",
     "pipeline.h",
+    "stop.h",
 ]
 # The core's sources: the one list (lowlat.toolchain.core_sources and the
 # tests read it from here).  Stand-alone programs live in csrc/demos/.
@@ -45,6 +46,7 @@ SOURCES = [
     "bench/bench_spsc.c",
     "bench/bench_taxes.c",
     "pipeline.c",
+    "stop.c",
 ]
 # Include directories: csrc/ and its shared headers (as lowlat.toolchain.include_dirs).
 INCLUDE_DIRS = [CSRC, CSRC / "common"]

@@ -16,6 +16,13 @@
 #include "ll_arch.h"
 #include "ll_util.h"
 #include "pool_inline.h"
+#include "stop.h"
+
+/* The stop flag (stop.h) is polled every POLL operations or pages; a
+ * stopped measurement returns LL_STOPPED with its results over the work
+ * done (ops and pages say how much). */
+enum { POLL = 4096 };
+#define LL_STOP_POLL(count) ((count) % POLL == 0 && ll_stop_requested())
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -129,25 +136,39 @@ int ll_bench_alloc(const ll_alloc_bench_cfg *cfg, ll_hist *per_op_ns, ll_alloc_b
         do_op(ws, &ops[i], pool);
 
     /* Pass 1: the mean, with no timer inside the loop. */
-    uint64_t failed = 0;
+    uint64_t failed = 0, done;
     uint64_t t0 = ll_now_ns();
-    for (uint64_t i = 0; i < cfg->ops; i++)
-        failed += (uint64_t)do_op(ws, &ops[i], pool);
+    /* In chunks of POLL ops, the stop polled between them: the timed loop
+     * itself stays exactly the operation under study. */
+    for (done = 0; done < cfg->ops && !ll_stop_requested();) {
+        uint64_t end = cfg->ops - done < POLL ? cfg->ops : done + POLL;
+        for (; done < end; done++)
+            failed += (uint64_t)do_op(ws, &ops[done], pool);
+    }
     uint64_t t1 = ll_now_ns();
-    out->mean_ns = (double)(t1 - t0) / (double)cfg->ops;
-    out->ops = cfg->ops;
+    out->mean_ns = done ? (double)(t1 - t0) / (double)done : 0.0;
+    out->ops = done;
+    int stopped = done < cfg->ops;
 
-    /* Pass 2: every op stamped with the TSC, for the tails. */
-    if (per_op_ns) {
+    /* Pass 2: every op stamped with the TSC, for the tails (skipped after a stop). */
+    if (per_op_ns && !stopped) {
         double tpn = ll_tsc_ticks_per_ns();
         if (tpn <= 0.0) {
             for (uint64_t i = 0; i < cfg->ops; i++) {
+                if (LL_STOP_POLL(i + 1)) {
+                    stopped = 1;
+                    break;
+                }
                 uint64_t a = ll_now_ns();
                 failed += (uint64_t)do_op(ws, &ops[i], pool);
                 ll_hist_record_n_inline(per_op_ns, ll_now_ns() - a, 1);
             }
         } else {
             for (uint64_t i = 0; i < cfg->ops; i++) {
+                if (LL_STOP_POLL(i + 1)) {
+                    stopped = 1;
+                    break;
+                }
                 uint64_t a = ll_tsc_now();
                 ll_compiler_barrier();
                 failed += (uint64_t)do_op(ws, &ops[i], pool);
@@ -179,7 +200,7 @@ int ll_bench_alloc(const ll_alloc_bench_cfg *cfg, ll_hist *per_op_ns, ll_alloc_b
     ll_pool_destroy(pool);
     free(ws);
     free(ops);
-    return LL_OK;
+    return stopped ? LL_STOPPED : LL_OK;
 }
 
 /* ---- page faults ------------------------------------------------------------ */
@@ -207,19 +228,22 @@ int ll_bench_page_faults(uint64_t pages, ll_fault_result *out)
     madvise(m, bytes, MADV_NOHUGEPAGE);
 #endif
     uint64_t f0 = minor_faults();
-    uint64_t t0 = ll_now_ns();
-    for (size_t i = 0; i < bytes; i += page)
-        m[i] = 1;
+    uint64_t t0 = ll_now_ns(), done;
+    for (done = 0; done < pages; done++) {
+        if (LL_STOP_POLL(done + 1))
+            break;
+        m[done * page] = 1;
+    }
     uint64_t t1 = ll_now_ns();
     uint64_t f1 = minor_faults();
-    for (size_t i = 0; i < bytes; i += page)
-        m[i] = 2;
+    for (uint64_t i = 0; i < done; i++)
+        m[i * page] = 2;
     uint64_t t2 = ll_now_ns();
-    out->pages = pages;
+    out->pages = done;
     out->page_size = page;
-    out->first_touch_ns = (double)(t1 - t0) / (double)pages;
-    out->prefaulted_ns = (double)(t2 - t1) / (double)pages;
+    out->first_touch_ns = done ? (double)(t1 - t0) / (double)done : 0.0;
+    out->prefaulted_ns = done ? (double)(t2 - t1) / (double)done : 0.0;
     out->minor_faults = f1 - f0;
     munmap(m, bytes);
-    return LL_OK;
+    return done < pages ? LL_STOPPED : LL_OK;
 }

@@ -15,6 +15,14 @@
 #include "ll_arch.h"
 #include "ll_util.h"
 #include "spsc_inline.h"
+#include "stop.h"
+
+/* The stop flag (stop.h) is polled every POLL_ITEMS records or round trips
+ * and every POLL_WAITS failed attempts of a wait: a stopped side leaves at
+ * once, and its partner, then waiting for it, leaves at its next poll.  What
+ * was moved before the stop is what the results count. */
+enum { POLL_ITEMS = 4096, POLL_WAITS = 64 };
+#define LL_STOP_POLL(count, every) ((count) % (every) == 0 && ll_stop_requested())
 
 /* ---- SPSC throughput --------------------------------------------------------- */
 
@@ -26,6 +34,8 @@ struct spsc_side {
     uint64_t *buf; /* batch buffer (batch records), allocated by the caller */
     uint64_t waits;
     uint64_t errors;
+    uint64_t moved; /* records received (throughput) or round trips done (rtt) */
+    int stopped;
     uint64_t t_end;
     int pinned;
     ll_hist *rtt;
@@ -44,9 +54,13 @@ static void *tp_producer(void *arg)
     if (c->batch == 0) {
         for (uint64_t i = 1; i <= c->items; i++) {
             spins = 0;
+            if (LL_STOP_POLL(i, POLL_ITEMS))
+                goto stopped;
             while (!ll_spsc_try_push_u64(s->q, i)) {
                 waits++;
                 ll_wait_once(c->wait, &spins);
+                if (LL_STOP_POLL(waits, POLL_WAITS))
+                    goto stopped;
             }
         }
     } else {
@@ -57,17 +71,25 @@ static void *tp_producer(void *arg)
                 s->buf[k] = next + k;
             size_t done = 0;
             spins = 0;
+            if (ll_stop_requested()) /* once per batch */
+                goto stopped;
             while (done < n) {
                 size_t m = ll_spsc_push_many_inline(s->q, s->buf + done, n - done);
                 if (m == 0) {
                     waits++;
                     ll_wait_once(c->wait, &spins);
+                    if (LL_STOP_POLL(waits, POLL_WAITS))
+                        goto stopped;
                 }
                 done += m;
             }
             next += n;
         }
     }
+    s->waits = waits;
+    return NULL;
+stopped:
+    s->stopped = 1;
     s->waits = waits;
     return NULL;
 }
@@ -88,8 +110,13 @@ static void *tp_consumer(void *arg)
             while (!ll_spsc_try_pop_u64(s->q, &v)) {
                 waits++;
                 ll_wait_once(c->wait, &spins);
+                if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                    s->stopped = 1;
+                    goto end;
+                }
             }
             errors += v != i;
+            expect = i + 1;
         }
     } else {
         while (expect <= c->items) {
@@ -97,6 +124,10 @@ static void *tp_consumer(void *arg)
             if (m == 0) {
                 waits++;
                 ll_wait_once(c->wait, &spins);
+                if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                    s->stopped = 1;
+                    break;
+                }
                 continue;
             }
             spins = 0;
@@ -105,6 +136,8 @@ static void *tp_consumer(void *arg)
             expect += m;
         }
     }
+end:
+    s->moved = expect - 1;
     s->t_end = ll_now_ns();
     s->waits = waits;
     s->errors = errors;
@@ -145,12 +178,14 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
     }
     if (rc == LL_OK) {
         out->seconds = (double)(cons.t_end - duo.t_start) / 1e9;
-        out->items_per_s = out->seconds > 0 ? (double)cfg->items / out->seconds : 0.0;
+        out->items_per_s = out->seconds > 0 ? (double)cons.moved / out->seconds : 0.0;
         out->errors = cons.errors;
         out->full_waits = prod.waits;
         out->empty_waits = cons.waits;
         out->producer_pinned = prod.pinned;
         out->consumer_pinned = cons.pinned;
+        if (prod.stopped || cons.stopped)
+            rc = LL_STOPPED;
     }
     free(prod.buf);
     free(cons.buf);
@@ -168,26 +203,35 @@ static void *rtt_pinger(void *arg)
     if (!ll_duo_arrive(s->duo))
         return NULL;
     double tpn = ll_tsc_ticks_per_ns();
-    uint64_t waits = 0, errors = 0;
+    uint64_t waits = 0, errors = 0, i;
     uint64_t t0 = ll_now_ns();
-    for (uint64_t i = 1; i <= c->items; i++) {
+    for (i = 1; i <= c->items; i++) {
+        if (LL_STOP_POLL(i, POLL_ITEMS))
+            break;
         uint64_t a = tpn > 0.0 ? ll_tsc_now() : ll_now_ns();
         unsigned spins = 0;
         while (!ll_spsc_try_push_u64(s->q, i)) {
             waits++;
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS))
+                goto end;
         }
         uint64_t v;
         spins = 0;
         while (!ll_spsc_try_pop_u64(s->back, &v)) {
             waits++;
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS))
+                goto end;
         }
         uint64_t b = tpn > 0.0 ? ll_tsc_now_ordered() : ll_now_ns();
         errors += v != i;
         if (s->rtt)
             ll_hist_record_n_inline(s->rtt, tpn > 0.0 ? (uint64_t)((double)(b - a) / tpn) : b - a, 1);
     }
+end:
+    s->stopped = i <= c->items; /* left the loop early: a stop */
+    s->moved = i - 1;
     s->rtt_total_ns = ll_now_ns() - t0;
     s->waits = waits;
     s->errors = errors;
@@ -208,13 +252,22 @@ static void *rtt_ponger(void *arg)
         while (!ll_spsc_try_pop_u64(s->back, &v)) {
             waits++;
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                s->stopped = 1;
+                goto end;
+            }
         }
         spins = 0;
         while (!ll_spsc_try_push_u64(s->q, v)) {
             waits++;
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                s->stopped = 1;
+                goto end;
+            }
         }
     }
+end:
     s->waits = waits;
     return NULL;
 }
@@ -245,13 +298,15 @@ int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_ben
         rc = ll_run_pair(rtt_pinger, &ping, rtt_ponger, &pong, &duo);
     if (rc == LL_OK) {
         out->seconds = (double)ping.rtt_total_ns / 1e9;
-        out->items_per_s = out->seconds > 0 ? (double)cfg->items / out->seconds : 0.0;
-        out->mean_rtt_ns = (double)ping.rtt_total_ns / (double)cfg->items;
+        out->items_per_s = out->seconds > 0 ? (double)ping.moved / out->seconds : 0.0;
+        out->mean_rtt_ns = ping.moved ? (double)ping.rtt_total_ns / (double)ping.moved : 0.0;
         out->errors = ping.errors;
         out->full_waits = ping.waits;
         out->empty_waits = pong.waits;
         out->producer_pinned = ping.pinned;
         out->consumer_pinned = pong.pinned;
+        if (ping.stopped || pong.stopped)
+            rc = LL_STOPPED;
     }
     ll_spsc_destroy(there);
     ll_spsc_destroy(back);
@@ -267,6 +322,7 @@ struct c2c {
     int cpu_a, cpu_b, wait;
     struct ll_duo duo;
     uint64_t t_end;
+    uint64_t done; /* round trips completed (fewer than asked after a stop) */
 };
 
 static void *c2c_a(void *arg)
@@ -276,13 +332,21 @@ static void *c2c_a(void *arg)
     if (!ll_duo_arrive(&c->duo))
         return NULL;
     unsigned spins = 0;
-    for (uint64_t i = 0; i < c->round_trips; i++) {
+    uint64_t i;
+    for (i = 0; i < c->round_trips; i++) {
+        if (LL_STOP_POLL(i + 1, POLL_ITEMS))
+            break;
         /* release/acquire: a plain hand-off; the order does not change the
          * cost on x86 and keeps the hand-off correct everywhere. */
         atomic_store_explicit(&c->flag, 2 * i + 1, memory_order_release);
-        while (atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 2)
+        for (unsigned polls = 1; atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 2; polls++) {
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(polls, POLL_WAITS))
+                goto end;
+        }
     }
+end:
+    c->done = i;
     c->t_end = ll_now_ns();
     return NULL;
 }
@@ -295,8 +359,11 @@ static void *c2c_b(void *arg)
         return NULL;
     unsigned spins = 0;
     for (uint64_t i = 0; i < c->round_trips; i++) {
-        while (atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 1)
+        for (unsigned polls = 1; atomic_load_explicit(&c->flag, memory_order_acquire) != 2 * i + 1; polls++) {
             ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(polls, POLL_WAITS))
+                return NULL;
+        }
         atomic_store_explicit(&c->flag, 2 * i + 2, memory_order_release); /* answer */
     }
     return NULL;
@@ -317,7 +384,8 @@ double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
     c->cpu_b = cpu_b;
     c->wait = wait;
     int rc = ll_run_pair(c2c_a, c, c2c_b, c, &c->duo);
-    double r = rc == LL_OK ? (double)(c->t_end - c->duo.t_start) / (2.0 * (double)round_trips) : rc;
+    /* After a stop: the mean over the round trips done (0 when none was). */
+    double r = rc != LL_OK ? rc : c->done ? (double)(c->t_end - c->duo.t_start) / (2.0 * (double)c->done) : 0.0;
     free(c);
     return r;
 }

@@ -17,6 +17,17 @@
 #include "hist_inline.h"
 #include "ll_arch.h"
 #include "ll_util.h"
+#include "stop.h"
+
+/* The stop flag (stop.h) is polled every POLL iterations; a stopped loop
+ * returns its time per iteration over the iterations done (0 when none). */
+enum { POLL = 4096 };
+#define LL_STOP_POLL(count) ((count) % POLL == 0 && ll_stop_requested())
+
+static double per_iteration(uint64_t t0, uint64_t t1, uint64_t done)
+{
+    return done ? (double)(t1 - t0) / (double)done : 0.0;
+}
 
 /* ---- mutex ------------------------------------------------------------------ */
 
@@ -27,6 +38,7 @@ struct mutex_arg {
     struct ll_duo *duo;
     volatile uint64_t *shared;
     uint64_t t_end;
+    uint64_t done;
 };
 
 static void *mutex_worker(void *arg)
@@ -35,11 +47,15 @@ static void *mutex_worker(void *arg)
     ll_pin_if(a->cpu);
     if (!ll_duo_arrive(a->duo))
         return NULL;
-    for (uint64_t i = 0; i < a->iterations; i++) {
+    uint64_t i;
+    for (i = 0; i < a->iterations; i++) {
+        if (LL_STOP_POLL(i + 1))
+            break;
         pthread_mutex_lock(a->m);
         (*a->shared)++;
         pthread_mutex_unlock(a->m);
     }
+    a->done = i;
     a->t_end = ll_now_ns();
     return NULL;
 }
@@ -52,21 +68,23 @@ double ll_bench_mutex(uint64_t iterations, int contended, int cpu_a, int cpu_b)
     volatile uint64_t shared = 0;
     double r;
     if (!contended) {
-        uint64_t t0 = ll_now_ns();
-        for (uint64_t i = 0; i < iterations; i++) {
+        uint64_t t0 = ll_now_ns(), i;
+        for (i = 0; i < iterations; i++) {
+            if (LL_STOP_POLL(i + 1))
+                break;
             pthread_mutex_lock(&m);
             shared++;
             pthread_mutex_unlock(&m);
         }
-        r = (double)(ll_now_ns() - t0) / (double)iterations;
+        r = per_iteration(t0, ll_now_ns(), i);
     } else {
         struct ll_duo duo;
         memset(&duo, 0, sizeof duo);
-        struct mutex_arg a = {&m, iterations, cpu_a, &duo, &shared, 0};
-        struct mutex_arg b = {&m, iterations, cpu_b, &duo, &shared, 0};
+        struct mutex_arg a = {&m, iterations, cpu_a, &duo, &shared, 0, 0};
+        struct mutex_arg b = {&m, iterations, cpu_b, &duo, &shared, 0, 0};
         int rc = ll_run_pair(mutex_worker, &a, mutex_worker, &b, &duo);
         uint64_t end = a.t_end > b.t_end ? a.t_end : b.t_end;
-        r = rc == LL_OK ? (double)(end - duo.t_start) / (double)iterations : rc;
+        r = rc == LL_OK ? per_iteration(duo.t_start, end, a.done > b.done ? a.done : b.done) : rc;
     }
     pthread_mutex_destroy(&m);
     return r;
@@ -79,8 +97,10 @@ double ll_bench_syscall(uint64_t iterations)
     if (iterations == 0)
         return LL_EINVAL;
     volatile long sink = 0;
-    uint64_t t0 = ll_now_ns();
-    for (uint64_t i = 0; i < iterations; i++) {
+    uint64_t t0 = ll_now_ns(), i;
+    for (i = 0; i < iterations; i++) {
+        if (LL_STOP_POLL(i + 1))
+            break;
 #if defined(__linux__)
         sink += syscall(SYS_getppid); /* syscall(): no libc caching possible */
 #else
@@ -89,7 +109,7 @@ double ll_bench_syscall(uint64_t iterations)
     }
     uint64_t t1 = ll_now_ns();
     (void)sink;
-    return (double)(t1 - t0) / (double)iterations;
+    return per_iteration(t0, t1, i);
 }
 
 /* ---- pointer chase ---------------------------------------------------------- */
@@ -129,15 +149,18 @@ double ll_bench_chase(size_t bytes, uint64_t steps, uint64_t seed)
     /* Warm-up: one lap (at most 1M steps) faults pages and fills caches. */
     for (size_t i = 0; i < (n < 1000000 ? n : 1000000); i++)
         p = p->next;
-    uint64_t t0 = ll_now_ns();
-    for (uint64_t i = 0; i < steps; i++)
+    uint64_t t0 = ll_now_ns(), i;
+    for (i = 0; i < steps; i++) {
+        if (LL_STOP_POLL(i + 1))
+            break;
         p = p->next;
+    }
     uint64_t t1 = ll_now_ns();
     /* Keep the chain's end alive so the loop is not removed. */
     volatile uintptr_t sink = (uintptr_t)p;
     (void)sink;
     free(nodes);
-    return (double)(t1 - t0) / (double)steps;
+    return per_iteration(t0, t1, i);
 }
 
 /* ---- histogram record ------------------------------------------------------- */
@@ -156,9 +179,13 @@ double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed)
         if (values[i] > h->highest_trackable)
             values[i] = h->highest_trackable;
     }
-    uint64_t t0 = ll_now_ns();
-    for (uint64_t i = 0; i < n; i++)
-        ll_hist_record_n_inline(h, values[i & (N_VALUES - 1)], 1);
+    uint64_t t0 = ll_now_ns(), i;
+    /* In chunks of POLL records, the stop polled between them. */
+    for (i = 0; i < n && !ll_stop_requested();) {
+        uint64_t end = n - i < POLL ? n : i + POLL;
+        for (; i < end; i++)
+            ll_hist_record_n_inline(h, values[i & (N_VALUES - 1)], 1);
+    }
     uint64_t t1 = ll_now_ns();
-    return (double)(t1 - t0) / (double)n;
+    return per_iteration(t0, t1, i);
 }
