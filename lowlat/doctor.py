@@ -61,6 +61,7 @@ def diagnose() -> Report:
         )
     else:
         rep.facts.append(("TSC", "none: the monotonic clock is used for every stamp"))
+    rep.facts.append(("counter choice", ci.tsc_choice))
     if ci.tsc_available and ci.tsc_ticks_per_ns > 0 and 1 / ci.tsc_ticks_per_ns > 5:
         rep.notes.append(
             f"The timestamp counter ticks every {1 / ci.tsc_ticks_per_ns:.0f} ns: single-operation histograms are "

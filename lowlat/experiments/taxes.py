@@ -25,7 +25,7 @@ def syscall_ns(iterations: int = 200_000) -> float:
 
 def chase_ns(nbytes: int, steps: int = 2_000_000, seed: int = 3) -> float:
     """ns per dependent load while chasing a random cycle through ``nbytes``."""
-    int_arg(nbytes, "nbytes", minimum=128)
+    int_arg(nbytes, "nbytes", minimum=2 * int(lib.LL_CACHELINE))  # at least two line-sized nodes
     return ns(lib.ll_bench_chase(nbytes, int_arg(steps, "steps", minimum=1), seed), "pointer-chase benchmark")
 
 
