@@ -292,23 +292,41 @@ def test_a_crash_names_the_function(tmp_path: Path) -> None:
     assert "crashed with SIGSEGV in mpmc_try_pop" in str(report), str(report)
 
 
+def _reports(*lines: str, then: str = "") -> str:
+    """Python code that writes ``lines`` on the grader's channel (each with
+    the run's nonce, as grade.h does), then runs ``then``."""
+    body = "".join(f"os.write(fd, ({line!r}.replace(' ', ' ' + n + ' ', 1) + '\\n').encode())\n" for line in lines)
+    return f"import os\nfd = int(os.environ['GRADE_REPORT_FD'])\nn = os.environ['GRADE_NONCE']\n{body}{then}\n"
+
+
 def test_child_outcomes_cover_every_ending() -> None:
     py = sys.executable
     hang = run_child([py, "-c", "import time; time.sleep(30)"], timeout_s=1)
     assert not hang.passed and hang.reason.startswith("timed out after 1 s")
     segv = run_child([py, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"], timeout_s=20)
     assert not segv.passed and segv.reason == "crashed with SIGSEGV in an unknown place"
-    abort = run_child(
-        [py, "-c", "import sys; sys.stderr.write('GRADE_CRASH_IN mpmc_try_push\\n'); import os; os.abort()"],
-        timeout_s=20,
-    )
+    abort = run_child([py, "-c", _reports("CRASH mpmc_try_push", then="os.abort()")], timeout_s=20)
     assert abort.reason == "crashed with SIGABRT in mpmc_try_push"
     silent = run_child([py, "-c", "print('hello')"], timeout_s=20)
     assert not silent.passed and "without a result" in silent.reason
-    ok = run_child([py, "-c", "print('INFO x=2.5'); print('RESULT PASS')"], timeout_s=20)
-    assert ok.passed and ok.info == {"x": 2.5}
-    fail = run_child([py, "-c", "print('RESULT FAIL it broke')"], timeout_s=20)
+    ok = run_child([py, "-c", _reports("INFO x=2.5", "RESULT PASS")], timeout_s=20)
+    assert ok.passed and ok.info == {"x": 2.5}, ok
+    fail = run_child([py, "-c", _reports("RESULT FAIL it broke", then="os._exit(1)")], timeout_s=20)
     assert not fail.passed and fail.reason == "it broke"
+
+
+def test_only_the_channel_with_the_nonce_and_a_clean_exit_pass() -> None:
+    py = sys.executable
+    printed = run_child([py, "-c", "print('RESULT PASS')"], timeout_s=20)
+    assert not printed.passed and "a RESULT line printed by the program itself decides nothing" in printed.reason
+    forged = run_child(
+        [py, "-c", "import os; os.write(int(os.environ['GRADE_REPORT_FD']), b'RESULT 0123 PASS\\n')"], timeout_s=20
+    )
+    assert not forged.passed and "without a result" in forged.reason
+    exit_disagrees = run_child([py, "-c", _reports("RESULT PASS", then="os._exit(3)")], timeout_s=20)
+    assert not exit_disagrees.passed and "exited with status 3" in exit_disagrees.reason
+    twice = run_child([py, "-c", _reports("RESULT PASS", "RESULT PASS")], timeout_s=20)
+    assert not twice.passed and "reported 2 results" in twice.reason
 
 
 def test_grade_rejects_unknown_names_and_missing_files() -> None:

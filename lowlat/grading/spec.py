@@ -14,6 +14,8 @@ The spec::
     checks_file = "checks.c"   # the checks, in the same folder
     cflags = []                # C: extra compiler flags for the checks' build
     core_sources = []          # C: files of csrc/ compiled in with the checks
+    allow_symbols = []         # C: functions the learner's file may call beyond the
+                               #    grader's allowlist (see lowlat.grading.objcheck)
 
     [[check]]                  # one per graded line, in order
     id = "pc_2x2"              # passed to the checks
@@ -44,7 +46,7 @@ from lowlat import toolchain
 
 SPEC = "exercise.toml"
 KINDS = ("c", "python")
-_TOP_KEYS = {"name", "kind", "file", "checks_file", "cflags", "core_sources", "check", "timing"}
+_TOP_KEYS = {"name", "kind", "file", "checks_file", "cflags", "core_sources", "allow_symbols", "check", "timing"}
 _CHECK_KEYS = {"id", "text", "timeout", "sanitizer", "arg"}
 _TIMING_KEYS = {"timeout", "arg", "text"}
 
@@ -77,6 +79,7 @@ class Exercise:
     timing_text: str | None = None  # a format string over the timing run's INFO values
     cflags: tuple[str, ...] = ()  # extra compiler flags for the checks' build
     core_sources: tuple[str, ...] = ()  # files of csrc/ built in with the checks
+    allow_symbols: tuple[str, ...] = ()  # C: more functions the learner's file may call
 
     @property
     def checks_path(self) -> Path:
@@ -172,6 +175,7 @@ def load_spec(path: Path) -> Exercise:
         timing_text=timing_check.text if timing_check else None,
         cflags=_strings(path, data, "cflags"),
         core_sources=_strings(path, data, "core_sources"),
+        allow_symbols=_strings(path, data, "allow_symbols"),
     )
 
 

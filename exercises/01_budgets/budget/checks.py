@@ -1,6 +1,8 @@
-"""Checks of the budget exercise, run one per process by
-``lowlat.grading.pyharness``.  The reference answers come from
-:mod:`lowlat.budget`; the cases are generated here, seeded."""
+"""Checks of the budget exercise.  They run in the grader's process with the
+reference, :mod:`lowlat.budget` (see ``lowlat.grading.pyharness``); the
+learner's module runs in a child and gets copies of the arguments, so it
+cannot disturb the cases or the reference.  The cases are generated here,
+seeded."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import math
 import numpy as np
 
 from lowlat import budget as ref
-from lowlat.grading.pyharness import refuses_reference
+from lowlat.grading.pyharness import Learner, LearnerRaised, no_reference, type_name
 
+FORBIDDEN = ["lowlat.budget"]
+ADVICE = "write the logic yourself (the grader compares against it)"
 STAGES = ["nic", "parse", "features", "inference", "risk", "encode"]
 
 
@@ -39,24 +43,24 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
-def _rows(mod, samples, allot, total, pct=99.0) -> dict[str, dict]:
+def _rows(mod: Learner, samples, allot, total, pct=99.0) -> dict[str, dict]:
     rows = mod.build_report(samples, allot, total, pct)
     if not isinstance(rows, list) or len(rows) != len(allot):
-        raise AssertionError(
-            f"build_report must return a list of {len(allot)} rows, got {type(rows).__name__} "
-            f"of {len(rows) if hasattr(rows, '__len__') else '?'}"
-        )
+        size = f" of {len(rows)}" if isinstance(rows, (list, tuple, dict)) else ""
+        raise AssertionError(f"build_report must return a list of {len(allot)} rows, got a {type_name(rows)}{size}")
+    if not all(isinstance(r, dict) for r in rows):
+        raise AssertionError(f"build_report's rows must be dicts, got {[type_name(r) for r in rows][:3]}...")
     names = [r.get("stage") for r in rows]
     if names != list(allot):
         raise AssertionError(f"rows must be in pipeline order {list(allot)}, got {names}")
     return {r["stage"]: r for r in rows}
 
 
-def check_no_reference(mod, path: str) -> str | None:
-    return refuses_reference(path, ["lowlat.budget"], "write the logic yourself (the grader compares against it)")
+def check_no_reference(mod: Learner, path: str) -> str | None:
+    return no_reference(mod, path, FORBIDDEN, ADVICE)
 
 
-def check_percentiles(mod, path: str) -> str | None:
+def check_percentiles(mod: Learner, path: str) -> str | None:
     for name in ("downstream", "within", "reserve"):
         samples, allot, total = CASES[name]
         for pct in (50.0, 99.0, 99.9):
@@ -70,7 +74,7 @@ def check_percentiles(mod, path: str) -> str | None:
     return None
 
 
-def check_overruns(mod, path: str) -> str | None:
+def check_overruns(mod: Learner, path: str) -> str | None:
     for name, (samples, allot, total) in CASES.items():
         mine, theirs = _rows(mod, samples, allot, total), _reference(samples, allot, total)
         for k in allot:
@@ -79,20 +83,37 @@ def check_overruns(mod, path: str) -> str | None:
     return None
 
 
-def check_attribution(mod, path: str) -> str | None:
+def check_attribution(mod: Learner, path: str) -> str | None:
     for name in ("downstream", "upstream", "reserve", "over_budget", "two_overruns"):
         samples, allot, total = CASES[name]
         mine, theirs = _rows(mod, samples, allot, total), _reference(samples, allot, total)
         for k in allot:
             got = [(w, float(us)) for w, us in mine[k]["ate"]]
-            want = list(theirs[k].ate)
-            if len(got) != len(want) or any(g[0] != w[0] or not _close(g[1], w[1]) for g, w in zip(got, want)):
-                fmt = lambda xs: "[" + ", ".join(f"({w!r}, {us:.3f})" for w, us in xs) + "]"  # noqa: E731
-                return f"case {name!r}, stage {k!r}: ate {fmt(got)}, expected {fmt(want)}"
+            want = [(w, float(us)) for w, us in theirs[k].ate]
+            problem = _ate_difference(got, want)
+            if problem:
+                return f"case {name!r}, stage {k!r}: {problem}"
     return None
 
 
-def check_within(mod, path: str) -> str | None:
+def _ate_difference(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> str | None:
+    """What differs between two ``ate`` lists, said precisely (None if they
+    agree within the tolerance)."""
+    fmt = lambda xs: "[" + ", ".join(f"({w!r}, {us:.6f})" for w, us in xs) + "]"  # noqa: E731
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g[0] != w[0]:
+            return f"entry {i + 1} of ate names {g[0]!r}, expected {w[0]!r}: ate {fmt(got)}, expected {fmt(want)}"
+        if not _close(g[1], w[1]):
+            return (
+                f"entry {i + 1} of ate takes {g[1]:.9f} us from {g[0]!r}, expected {w[1]:.9f} us (a difference of "
+                f"{g[1] - w[1]:+.3g} us; the grader allows 1e-6 relative): ate {fmt(got)}, expected {fmt(want)}"
+            )
+    if len(got) != len(want):
+        return f"ate has {len(got)} entries, expected {len(want)}: ate {fmt(got)}, expected {fmt(want)}"
+    return None
+
+
+def check_within(mod: Learner, path: str) -> str | None:
     samples, allot, total = CASES["within"]
     for k, r in _rows(mod, samples, allot, total).items():
         if r["over_us"] != 0 or list(r["ate"]):
@@ -100,10 +121,25 @@ def check_within(mod, path: str) -> str | None:
     return None
 
 
-def check_reallocate(mod, path: str) -> str | None:
-    cases = [({"a": 10.0, "b": 30.0, "c": 20.0}, 100.0), ({"x": 1.0}, 5.0), ({"p": 40.0, "q": 60.0}, 100.0)]
+def check_reallocate(mod: Learner, path: str) -> str | None:
+    cases = [
+        ({"a": 10.0, "b": 30.0, "c": 20.0}, 100.0),
+        ({"x": 1.0}, 5.0),
+        ({"p": 40.0, "q": 60.0}, 100.0),
+        ({"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}, 100.0),  # no stage needs anything: split evenly (README)
+    ]
     for measured, total in cases:
-        got, want = mod.reallocate(dict(measured), total), ref.reallocate(measured, total)
+        want = ref.reallocate(dict(measured), total)
+        try:
+            got = mod.reallocate(measured, total)
+        except ZeroDivisionError as exc:
+            said = exc.reason() if isinstance(exc, LearnerRaised) else f"raised ZeroDivisionError: {exc}"
+            return (
+                f"reallocate({measured}, {total}) {said}: when every need is 0 the README says to split the "
+                f"total evenly, {want}"
+            )
+        if not isinstance(got, dict):
+            return f"reallocate({measured}, {total}) returned a {type_name(got)}, expected a dict such as {want}"
         if set(got) != set(want) or any(not _close(float(got[k]), want[k]) for k in want):
             return f"reallocate({measured}, {total}) returned {got}, expected {want}"
         if not _close(sum(got.values()), total):
@@ -111,7 +147,7 @@ def check_reallocate(mod, path: str) -> str | None:
     return None
 
 
-def check_impossible(mod, path: str) -> str | None:
+def check_impossible(mod: Learner, path: str) -> str | None:
     try:
         got = mod.reallocate({"a": 70.0, "b": 40.0}, 100.0)
     except ValueError:

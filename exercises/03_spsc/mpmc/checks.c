@@ -8,27 +8,6 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 
-/* The single-thread check counts calls for the watchdog (grade_on_call);
- * the multi-thread ones use per-thread counters instead, to add no contention. */
-static _Atomic unsigned long long calls;
-static _Atomic(const char *) in_call;
-static void note(const char *fn)
-{
-    atomic_store_explicit(&in_call, fn, memory_order_relaxed);
-    atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed);
-}
-static unsigned long long call_progress(void) { return atomic_load_explicit(&calls, memory_order_relaxed); }
-static const char *call_describe(void)
-{
-    static char buf[160];
-    const char *fn = atomic_load_explicit(&in_call, memory_order_relaxed);
-    snprintf(buf, sizeof buf,
-             "one thread, and a call to %s never returned (a loop waiting for a state that "
-             "never comes?)",
-             fn ? fn : "the queue");
-    return buf;
-}
-
 /* Every call into the learner's code goes through these, so a crash names
  * the function it happened in. */
 static mpmc_queue *create(size_t cap) { return GRADE_CALL(mpmc_create, cap); }
@@ -60,8 +39,6 @@ static int check_bad_capacity(const char *arg)
 static int check_fifo_capacity(const char *arg)
 {
     (void)arg;
-    grade_on_call = note;
-    grade_watchdog(call_progress, call_describe, 3.0);
     size_t caps[] = {2, 8, 1024};
     uint64_t next = 1;
     for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {

@@ -1,15 +1,16 @@
-"""Checks of the coordinated-omission exercise, run one per process by
-``lowlat.grading.pyharness``.  The references are the C core's histogram and
-the ``hdrhistogram`` package; the cases are generated here, seeded."""
+"""Checks of the coordinated-omission exercise.  They run in the grader's
+process with the references, the C core's histogram and the ``hdrhistogram``
+package (see ``lowlat.grading.pyharness``); the learner's module runs in a
+child.  The cases are generated here, seeded."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
+from typing import Any
 
 import numpy as np
 
-from lowlat.grading.pyharness import refuses_reference
+from lowlat.grading.pyharness import Learner, LearnerRaised, LearnerStopped, no_reference
 from lowlat.hist import HOUR_NS, Histogram
 
 PS = (0, 25, 50, 90, 99, 99.9, 99.99, 100)
@@ -42,13 +43,32 @@ def _cases() -> list[tuple[str, np.ndarray, int]]:
     ]
 
 
-def check_no_reference(mod: ModuleType, path: str) -> str | None:
-    return refuses_reference(path, FORBIDDEN, ADVICE)
+def check_no_reference(mod: Learner, path: str) -> str | None:
+    return no_reference(mod, path, FORBIDDEN, ADVICE)
 
 
-def check_expansion(mod: ModuleType, path: str) -> str | None:
+def _edge(call: str, readme: str, fn: Any) -> Any:
+    """``fn()``, a call of the learner's on an edge case the README states:
+    a hang or an exception there fails with what the README says."""
+    try:
+        return fn()
+    except LearnerStopped as exc:
+        raise AssertionError(f"{call}: {exc}; the README says: {readme}") from None
+    except LearnerRaised as exc:
+        raise AssertionError(f"{call} {exc.reason()}; the README says: {readme}") from None
+
+
+def check_expansion(mod: Learner, path: str) -> str | None:
+    short = np.array([5, 25, 20, 10, 31, 0])
+    got = _edge(
+        "corrected([5, 25, 20, 10, 31, 0], interval_ns=-10)",
+        "nothing extra when I <= 0 (a negative interval adds no values)",
+        lambda: mod.call("corrected", short, -10, timeout_s=5),
+    )
+    if sorted(np.asarray(got, dtype=np.int64).tolist()) != sorted(short.tolist()):
+        return f"a negative interval must add nothing (README): corrected(..., -10) gave {len(got)} values, not 6"
     for name, values, interval in _cases()[2:] + [
-        ("a short mix", np.array([5, 25, 20, 10, 31, 0]), 10),
+        ("a short mix", short, 10),
         ("empty", np.array([], dtype=np.int64), 10),
     ]:
         got = np.sort(np.asarray(mod.corrected(values, interval), dtype=np.int64))
@@ -61,7 +81,7 @@ def check_expansion(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-def check_count(mod: ModuleType, path: str) -> str | None:
+def check_count(mod: Learner, path: str) -> str | None:
     for name, values, interval in _cases():
         h = Histogram(1, HOUR_NS, 3)
         h.record_many_corrected(values.astype(np.uint64), interval)
@@ -71,7 +91,32 @@ def check_count(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-def check_percentiles(mod: ModuleType, path: str) -> str | None:
+def check_rank_rule(mod: Learner, path: str) -> str | None:
+    got = _edge(
+        "percentile([], 50)", "0 for no values", lambda: mod.call("percentile", np.array([], dtype=np.int64), 50.0)
+    )
+    if got != 0:
+        return f"percentile of no values returned {got!r}; the README says 0"
+    empty = _edge(
+        "corrected_percentiles([], 1000, (50, 99))",
+        "0 for no values",
+        lambda: mod.corrected_percentiles(np.array([], dtype=np.int64), 1000, (50, 99)),
+    )
+    if not isinstance(empty, dict) or any(empty.get(p) != 0 for p in (50, 99)):
+        return f"corrected_percentiles of no samples returned {empty!r}; expected {{50: 0, 99: 0}} (README: 0)"
+    values = [7, 1, 9, 3, 5, 5, 2, 8, 4, 6]
+    for p in (0, 1, 10, 14.9, 15, 25, 50, 50.1, 90, 95, 99.99, 100):
+        want = sorted(values)[min(max(1, int(p / 100 * len(values) + 0.5)), len(values)) - 1]
+        got = mod.percentile(np.array(values, dtype=np.int64), p)
+        if got != want:
+            return (
+                f"percentile({values}, {p:g}) returned {got!r}, expected {want} (sorted, the value at 1-based rank "
+                f"max(1, int(p / 100 * n + 0.5)) = {max(1, int(p / 100 * len(values) + 0.5))})"
+            )
+    return None
+
+
+def check_percentiles(mod: Learner, path: str) -> str | None:
     for name, values, interval in _cases():
         h = Histogram(1, HOUR_NS, 3)
         h.record_many_corrected(values.astype(np.uint64), interval)
@@ -86,7 +131,7 @@ def check_percentiles(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-def check_hdrh(mod: ModuleType, path: str) -> str | None:
+def check_hdrh(mod: Learner, path: str) -> str | None:
     from hdrh.histogram import HdrHistogram
 
     rng = np.random.default_rng(7)
@@ -104,7 +149,7 @@ def check_hdrh(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-def check_readme(mod: ModuleType, path: str) -> str | None:
+def check_readme(mod: Learner, path: str) -> str | None:
     values = np.array([1_000_000] * 10_000 + [100_000_000_000])
     got = mod.corrected_percentiles(values, 10_000_000, (50, 75, 99.99))
     if not (990_000 <= got[50] <= 1_001_000):
@@ -114,9 +159,10 @@ def check_readme(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-CHECKS: dict[str, Callable[[ModuleType, str], str | None]] = {
+CHECKS: dict[str, Callable[[Any, str], str | None]] = {
     "no_reference": check_no_reference,
     "expansion": check_expansion,
+    "rank_rule": check_rank_rule,
     "count": check_count,
     "percentiles": check_percentiles,
     "hdrh": check_hdrh,

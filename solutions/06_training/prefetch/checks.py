@@ -1,54 +1,25 @@
-"""Checks of the prefetch exercise, run one per process by
-``lowlat.grading.pyharness``.  Every check is decided
-by events and counters (what was read, on which thread, which threads are
-alive), never by how long something took; waits are bounded polls with
-generous limits."""
+"""Checks of the prefetch exercise.  They run in the grader's process (see
+``lowlat.grading.pyharness``); the learner's loader runs in a child, and the
+checks drive it there step by step over the pipe: they create the source in
+the child (the host's trusted ``CountingSource``, which counts its reads and
+the threads that read, says whether a read is under way and whether it was
+closed), call the loader, take one item at a time with ``next``, and count
+the child's threads.  Every check is decided by events and counters (what was
+read, on which thread, which threads are alive), never by how long something
+took; waits are bounded polls with generous limits."""
 
 from __future__ import annotations
 
-import threading
 import time
-import traceback
-from collections.abc import Callable, Iterator
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
-from lowlat.grading.pyharness import refuses_reference
+from lowlat.grading.pyharness import Learner, LearnerRaised, LearnerStopped, Remote, no_reference
 
+FORBIDDEN = ["lowlat.train"]
+ADVICE = "write the loader yourself (the grader compares against it)"
+PRELOAD = ["lowlat.train.loader"]  # the timing's epoch, imported in the child before the learner's module
 PATIENCE_S = 3.0  # how long a check waits for something that should happen at once
-
-
-class Source:
-    """Yields 0, 1, 2, ... (``n`` items, or forever), counting its reads and
-    the threads that read; ``fail_at`` raises from :func:`broken_read`."""
-
-    def __init__(self, n: int | None = None, fail_at: int | None = None, delay_s: float = 0.0) -> None:
-        self.n, self.fail_at, self.delay_s = n, fail_at, delay_s
-        self.reads = 0
-        self.threads: set[int] = set()
-        self.closed = False
-
-    def __iter__(self) -> Iterator[int]:
-        return self._gen()
-
-    def _gen(self) -> Iterator[int]:
-        try:
-            i = 0
-            while self.n is None or i < self.n:
-                if i == self.fail_at:
-                    broken_read(i)
-                self.reads += 1
-                self.threads.add(threading.get_ident())
-                if self.delay_s:
-                    time.sleep(self.delay_s)
-                yield i
-                i += 1
-        finally:
-            self.closed = True
-
-
-def broken_read(i: int) -> None:
-    raise ValueError(f"bad record {i}")
 
 
 def _until(cond: Callable[[], bool], timeout_s: float = PATIENCE_S) -> bool:
@@ -60,20 +31,26 @@ def _until(cond: Callable[[], bool], timeout_s: float = PATIENCE_S) -> bool:
     return True
 
 
-def _no_thread_left(baseline: int) -> bool:
-    return _until(lambda: threading.active_count() <= baseline)
+def _no_thread_left(mod: Learner, baseline: int) -> bool:
+    return _until(lambda: mod.threads() <= baseline)
 
 
-def _leak(baseline: int) -> str:
-    extra = [t.name for t in threading.enumerate()][baseline:]
-    return f"{threading.active_count() - baseline} thread(s) still alive after {PATIENCE_S:g} s: {extra}"
+def _leak(mod: Learner, baseline: int) -> str:
+    extra = mod.thread_names()[baseline:]
+    return f"{len(extra)} thread(s) still alive after {PATIENCE_S:g} s: {extra}"
 
 
-def check_no_reference(mod: ModuleType, path: str) -> str | None:
-    return refuses_reference(path, ["lowlat.train"], "write the loader yourself (the grader compares against it)")
+def _close(it: Any) -> None:
+    close = getattr(it, "close", None)
+    if close is not None:
+        close()
 
 
-def check_order(mod: ModuleType, path: str) -> str | None:
+def check_no_reference(mod: Learner, path: str) -> str | None:
+    return no_reference(mod, path, FORBIDDEN, ADVICE)
+
+
+def check_order(mod: Learner, path: str) -> str | None:
     for depth in (0, 1, 2, 5, 64):
         got = list(mod.PrefetchLoader(range(300), depth))
         if got != list(range(300)):
@@ -84,7 +61,7 @@ def check_order(mod: ModuleType, path: str) -> str | None:
             )
     if list(mod.PrefetchLoader([], 3)) != []:
         return "an empty source must give an empty loop"
-    src = Source(20, delay_s=0.001)
+    src = mod.helper("CountingSource", 20, delay_s=0.001)
     loader = mod.PrefetchLoader(src, 4)
     first, second = list(loader), list(loader)
     if first != list(range(20)) or second != list(range(20)):
@@ -92,81 +69,103 @@ def check_order(mod: ModuleType, path: str) -> str | None:
     return None
 
 
-def check_depth0(mod: ModuleType, path: str) -> str | None:
-    baseline = threading.active_count()
-    src = Source(50)
+def check_depth0(mod: Learner, path: str) -> str | None:
+    baseline = mod.threads()
+    src = mod.helper("CountingSource", 50)
     seen = []
     for x in mod.PrefetchLoader(src, 0):
-        if threading.active_count() > baseline:
-            return f"depth=0 started a thread ({threading.active_count() - baseline} more alive during the loop)"
+        if mod.threads() > baseline:
+            return f"depth=0 started a thread ({mod.threads() - baseline} more alive during the loop)"
         seen.append(x)
     if seen != list(range(50)):
         return f"depth=0 gave {seen[:5]}... ({len(seen)} items), expected 0..49 in order"
-    if src.threads != {threading.get_ident()}:
+    if src.threads != {mod.main_thread()}:
         return "depth=0 must read on the caller's thread, but another thread read the source"
     return None
 
 
-def check_bounded(mod: ModuleType, path: str) -> str | None:
-    depth = 3
-    src = Source()  # endless
-    loader = mod.PrefetchLoader(src, depth)
-    it = iter(loader)
-    try:
-        taken = 0
-        for round_ in range(3):
-            next(it)
-            taken += 1
-            if not _until(lambda: src.reads >= taken + depth):  # noqa: B023 - called right here
-                return (
-                    f"after the consumer took {taken} item(s), the producer read only {src.reads} in "
-                    f"{PATIENCE_S:g} s: it should read ahead until {depth} items wait in the queue"
-                )
-            time.sleep(0.2)  # give an unbounded producer time to overshoot
-            if src.reads > taken + depth + 1:
-                return (
-                    f"with depth={depth} the producer read {src.reads} items while the consumer had taken "
-                    f"{taken}: at most {depth} may wait in the queue (+1 in the producer's hands)"
-                )
-            for _ in range(round_ + 1):
-                next(it)
-                taken += 1
-        return None
-    finally:
-        close = getattr(it, "close", None)
-        if close:
-            close()
-        loader.close()
-
-
-def check_exception(mod: ModuleType, path: str) -> str | None:
-    baseline = threading.active_count()
-    for depth in (0, 2):
-        got: list[int] = []
+def check_bounded(mod: Learner, path: str) -> str | None:
+    for depth in (1, 3):
+        src = mod.helper("CountingSource")  # endless
+        loader = mod.PrefetchLoader(src, depth)
+        it = iter(loader)
         try:
-            for x in mod.PrefetchLoader(Source(10, fail_at=5), depth):
-                got.append(x)
-        except ValueError as exc:
-            if str(exc) != "bad record 5":
-                return f"depth={depth}: the ValueError says {str(exc)!r}, expected the source's 'bad record 5'"
-            frames = [f.name for f in traceback.extract_tb(exc.__traceback__)]
-            if "broken_read" not in frames:
-                return (
-                    f"depth={depth}: the exception reached the consumer without the source's traceback (frames: "
-                    f"{frames}); raise the producer's exception object itself"
-                )
-        else:
-            return f"depth={depth}: the source raised ValueError after 5 items, but the loop ended normally"
-        if got != [0, 1, 2, 3, 4]:
-            return f"depth={depth}: before the error the consumer must get 0..4, got {got}"
-    if not _no_thread_left(baseline):
-        return "after the exception: " + _leak(baseline)
+            taken = 0
+            for round_ in range(3):
+                it.next()
+                taken += 1
+                if not _until(lambda: src.reads >= taken + depth):  # noqa: B023 - called right here
+                    return (
+                        f"depth={depth}: after the consumer took {taken} item(s), the producer read only "
+                        f"{src.reads} in {PATIENCE_S:g} s: it should read ahead until {depth} items wait in the queue"
+                    )
+                time.sleep(0.2)  # give an unbounded producer time to overshoot
+                reads = src.reads
+                if reads > taken + depth + 1:
+                    return (
+                        f"with depth={depth} the producer read {reads} items while the consumer had taken "
+                        f"{taken}: at most {depth} may wait in the queue (+1 in the producer's hands; note that "
+                        "queue.Queue(maxsize=0) has no bound at all)"
+                    )
+                for _ in range(round_ + 1):
+                    it.next()
+                    taken += 1
+        finally:
+            _close(it)
+            loader.close()
     return None
 
 
-def _stops(src: Source, baseline: int, how: str) -> str | None:
-    if not _no_thread_left(baseline):
-        return f"after {how}: " + _leak(baseline)
+def _exception_case(mod: Learner, depth: int, fail_with: str) -> str | None:
+    what = "ValueError" if fail_with == "value" else "SourceAborted (a BaseException, not an Exception)"
+    src = mod.helper("CountingSource", 10, fail_at=5, fail_with=fail_with)
+    it = iter(mod.PrefetchLoader(src, depth))
+    got: list[int] = []
+    while True:
+        try:
+            got.append(it.next(timeout_s=PATIENCE_S))
+        except StopIteration:
+            return f"depth={depth}: the source raised {what} after 5 items, but the loop ended normally"
+        except LearnerStopped:
+            return (
+                f"depth={depth}: after the source raised {what} at item 5 the consumer waited {PATIENCE_S:g} s "
+                f"for the next item and got nothing (it had {got}): the producer must hand every exception to "
+                "the consumer (catch BaseException, not only Exception)"
+            )
+        except LearnerRaised as exc:
+            expected = "ValueError" if fail_with == "value" else "SourceAborted"
+            message = "bad record 5" if fail_with == "value" else "source aborted at record 5"
+            if exc.type_name != expected or str(exc) != message:
+                return (
+                    f"depth={depth}: the consumer got {exc.type_name}({str(exc)!r}), expected the source's own "
+                    f"{expected}({message!r})"
+                )
+            if "broken_read" not in exc.frames:
+                return (
+                    f"depth={depth}: the exception reached the consumer without the source's traceback (frames: "
+                    f"{exc.frames}); raise the producer's exception object itself"
+                )
+            break
+    if got != [0, 1, 2, 3, 4]:
+        return f"depth={depth}: before the error the consumer must get 0..4, got {got}"
+    return None
+
+
+def check_exception(mod: Learner, path: str) -> str | None:
+    baseline = mod.threads()
+    for fail_with in ("value", "base"):
+        for depth in (0, 2):
+            problem = _exception_case(mod, depth, fail_with)
+            if problem:
+                return problem
+    if not _no_thread_left(mod, baseline):
+        return "after the exception: " + _leak(mod, baseline)
+    return None
+
+
+def _stops(mod: Learner, src: Remote, baseline: int, how: str) -> str | None:
+    if not _no_thread_left(mod, baseline):
+        return f"after {how}: " + _leak(mod, baseline)
     reads = src.reads
     time.sleep(0.2)
     if src.reads != reads:
@@ -176,54 +175,74 @@ def _stops(src: Source, baseline: int, how: str) -> str | None:
     return None
 
 
-def check_close(mod: ModuleType, path: str) -> str | None:
-    baseline = threading.active_count()
-    src = Source(delay_s=0.0005)  # endless
+def check_close(mod: Learner, path: str) -> str | None:
+    baseline = mod.threads()
+    src = mod.helper("CountingSource", delay_s=0.0005)  # endless
     loader = mod.PrefetchLoader(src, 2)
     it = iter(loader)
-    got = [next(it) for _ in range(3)]
+    got = [it.next() for _ in range(3)]
     if got != [0, 1, 2]:
         return f"the first three items were {got}, expected [0, 1, 2]"
     _until(lambda: src.reads >= 5)  # the producer is now blocked on a full queue
     loader.close()
-    return _stops(src, baseline, "close()")
+    problem = _stops(mod, src, baseline, "close()")
+    if problem:
+        return problem
+    # close() must wait for the thread: call it while the producer is in the
+    # middle of a slow read (item 4 takes 0.5 s); when close() returns, the
+    # thread must be gone.
+    src = mod.helper("CountingSource", slow_at=4, slow_s=0.5)
+    loader = mod.PrefetchLoader(src, 2)
+    it = iter(loader)
+    it.next()
+    it.next()
+    if not _until(lambda: src.reading and src.reads == 5):
+        return "the producer never started reading item 4 while the consumer held items 0 and 1"
+    loader.method("close", timeout_s=PATIENCE_S + 2)
+    if mod.threads() > baseline:
+        return (
+            "close() returned while the producer's thread was still running (it was reading an item): close() "
+            "must wait for the thread to end (join it)"
+        )
+    return None
 
 
-def check_break(mod: ModuleType, path: str) -> str | None:
-    baseline = threading.active_count()
-    src = Source(delay_s=0.0005)  # endless
+def check_break(mod: Learner, path: str) -> str | None:
+    baseline = mod.threads()
+    src = mod.helper("CountingSource", delay_s=0.0005)  # endless
     loader = mod.PrefetchLoader(src, 4)
     for x in loader:
         if x == 3:
             break
-    return _stops(src, baseline, "an early break (without close())")
+    return _stops(mod, src, baseline, "an early break (without close())")
 
 
-def check_bad_depth(mod: ModuleType, path: str) -> str | None:
+def check_bad_depth(mod: Learner, path: str) -> str | None:
     for bad, kinds in ((-1, (ValueError,)), (2.5, (TypeError, ValueError)), ("4", (TypeError, ValueError))):
         try:
             mod.PrefetchLoader(range(3), bad)
         except kinds:
             continue
-        except Exception as exc:  # any other exception is the wrong one
-            return f"depth={bad!r} raised {type(exc).__name__}, expected {' or '.join(k.__name__ for k in kinds)}"
+        except LearnerRaised as exc:  # any other exception is the wrong one
+            return f"depth={bad!r} raised {exc.type_name}, expected {' or '.join(k.__name__ for k in kinds)}"
         return f"depth={bad!r} was accepted; refuse it with {kinds[0].__name__}"
     return None
 
 
-def timing(mod: ModuleType, path: str) -> str | None:
+def timing(mod: Learner, path: str) -> dict[str, float]:
     """Reported, never graded: the accelerator's idle share without and with
-    the learner's prefetching."""
-    from lowlat.train.loader import HeavyTailSource, SimulatedStep, train_epoch
-
-    src, step = HeavyTailSource(n=200), SimulatedStep(2.0)
+    the learner's prefetching (chapter 06's epoch, run in the child)."""
+    loader = "lowlat.train.loader"
+    cls = mod.get("PrefetchLoader")
+    src, step = mod.trusted(loader, "HeavyTailSource", n=200), mod.trusted(loader, "SimulatedStep", 2.0)
+    out = {}
     for depth in (0, 16):
-        stats = train_epoch(src, depth, step, loader_cls=mod.PrefetchLoader)
-        print(f"INFO idle_percent_depth{depth}={stats.bubble_fraction * 100:.2f}")
-    return None
+        stats = mod.trusted(loader, "train_epoch", src, depth, step, loader_cls=cls)
+        out[f"idle_percent_depth{depth}"] = float(stats.bubble_fraction) * 100
+    return out
 
 
-CHECKS: dict[str, Callable[[ModuleType, str], Any]] = {
+CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "no_reference": check_no_reference,
     "order": check_order,
     "depth0": check_depth0,

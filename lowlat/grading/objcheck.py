@@ -1,0 +1,359 @@
+"""What a learner's C file may contain, checked before it is linked with the
+grader's checks.
+
+Learner C code is linked into the same process as the checks, so the grader
+looks at what the learner's file *is* before running it:
+
+- the source, preprocessed (comments gone, macros expanded), may not contain
+  inline assembly (``asm``, ``__asm__``) or switch sanitizers off
+  (``no_sanitize``...), and must preprocess to the same code in the plain and
+  the sanitized builds (no ``#ifdef __SANITIZE_THREAD__``);
+- the compiled object (read as ELF by :func:`read_elf`) may not have
+  constructors or destructors (``.init_array``, ``.fini_array``, ``.ctors``,
+  ``.dtors``, ``.preinit_array``, ``.init``, ``.fini``) or ifunc resolvers:
+  code that would run before or after the checks;
+- it may reference only the functions on an allowlist (:data:`ALLOWED`:
+  allocation, memory and string functions, atomics, ``sched_yield``, pthread
+  mutexes and spinlocks, the compiler's helpers) plus what the exercise's
+  header declares: not ``printf``, ``write``, ``exit``, ``syscall``,
+  ``getenv``, ``open``, ``fork``, ``dlsym``...;
+- it may define only the functions its header declares and helpers named
+  with the API's prefix (``mpmc_``): a file that defines ``write`` or
+  ``main`` would replace the harness's own.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Every entry point of the allocator a learner's file may call (and the
+#: recorder exercise counts, through ``--wrap``).
+ALLOCATORS = (
+    "malloc",
+    "calloc",
+    "realloc",
+    "reallocarray",
+    "aligned_alloc",
+    "posix_memalign",
+    "memalign",
+    "valloc",
+    "free",
+)
+_MEMORY = ("memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp", "strncmp")
+_THREADS = tuple(
+    f"pthread_{kind}_{op}"
+    for kind, ops in (
+        ("mutex", ("init", "destroy", "lock", "trylock", "unlock")),
+        ("spin", ("init", "destroy", "lock", "trylock", "unlock")),
+    )
+    for op in ops
+)
+_RUNTIME = (
+    "sched_yield",
+    "abort",
+    "__assert_fail",  # glibc's assert()
+    "__assert_rtn",  # macOS's
+    "__assert",
+    "__stack_chk_fail",
+    "__stack_chk_guard",
+    "__tls_get_addr",
+    "_GLOBAL_OFFSET_TABLE_",
+)
+#: The names a learner's object may reference (besides those its header declares).
+ALLOWED = frozenset(ALLOCATORS + _MEMORY + _THREADS + _RUNTIME)
+#: ... and these families: atomics the compiler turns into library calls,
+#: ARM64's outline atomics, integer helpers of libgcc, fortified memcpy.
+ALLOWED_PATTERNS = (
+    re.compile(r"__atomic_\w+"),
+    re.compile(r"__sync_\w+"),
+    re.compile(r"__aarch64_\w+"),
+    re.compile(
+        r"__(u?divti3|u?modti3|multi3|udivmod[dt]i4|(popcount|clz|ctz|ffs|parity)[sdt]i2|bswap[sd]i2|mul[ov][dt]i4)"
+    ),
+    re.compile(r"__(mem(cpy|move|set)|strn?cpy|strn?cat)_chk"),
+)
+#: What the compiler's instrumentation references in a sanitized object (and
+#: nothing a learner could call to silence a report: no annotations, no
+#: ``__sanitizer_set_report_path``).
+SANITIZER_PATTERNS = {
+    "address": (
+        re.compile(
+            r"__asan_(report_\w+|load\w*|store\w*|init|version_mismatch_check_v\d+|(un)?register_(elf_)?globals"
+            r"|option_detect_stack_use_after_return|stack_(malloc|free)(_always)?_\d+|handle_no_return"
+            r"|(before|after)_dynamic_init|mem(cpy|set|move)|allocas?_(un)?poison|set_shadow_\w+"
+            r"|shadow_memory_dynamic_address|exp_\w+)"
+        ),
+        re.compile(r"__ubsan_handle_\w+"),
+    ),
+    "thread": (
+        re.compile(
+            r"__tsan_((unaligned_)?(read|write)\d*|(read|write)_range|volatile_(read|write)\d+|func_(entry|exit)"
+            r"|init|atomic\d+_\w+|atomic_(thread|signal)_fence|mem(cpy|set|move)|vptr_\w+)"
+        ),
+    ),
+}
+_FORBIDDEN_SECTIONS = (".init_array", ".fini_array", ".preinit_array", ".ctors", ".dtors", ".init", ".fini")
+_FORBIDDEN_TOKENS = {
+    "asm": "inline assembly",
+    "__asm": "inline assembly",
+    "__asm__": "inline assembly",
+    "no_sanitize": "an attribute that switches a sanitizer off",
+    "no_sanitize_address": "an attribute that switches a sanitizer off",
+    "no_sanitize_thread": "an attribute that switches a sanitizer off",
+    "no_sanitize_undefined": "an attribute that switches a sanitizer off",
+    "__no_sanitize_address__": "an attribute that switches a sanitizer off",
+    "__no_sanitize_thread__": "an attribute that switches a sanitizer off",
+    "no_address_safety_analysis": "an attribute that switches a sanitizer off",
+    "disable_sanitizer_instrumentation": "an attribute that switches a sanitizer off",
+}
+
+
+class Refused(Exception):
+    """The learner's file may not be linked with the checks; the message
+    says why, in a sentence the learner can act on."""
+
+
+# ---- the source ----------------------------------------------------------------------
+
+
+def learner_lines(preprocessed: str, filename: str) -> str:
+    """The lines of ``cc -E`` output that come from ``filename`` (the
+    learner's file, given to the compiler by its bare name)."""
+    out: list[str] = []
+    mine = False
+    for line in preprocessed.splitlines():
+        m = re.match(r'#\s*\d+\s+"([^"]*)"', line)
+        if m:
+            mine = Path(m.group(1)).name == filename and not m.group(1).startswith("<")
+            continue
+        if mine and line.strip():
+            out.append(line)
+    return "\n".join(out)
+
+
+def check_source(lines: str, filename: str) -> None:
+    """Refuses inline assembly and sanitizer switches in the learner's own
+    preprocessed lines (so neither a comment nor a header trips it, and no
+    macro hides it)."""
+    for token in re.findall(r"\b\w+\b", lines):
+        if token in _FORBIDDEN_TOKENS:
+            advice = (
+                " (use a builtin such as __builtin_ia32_pause, or C11 atomics)"
+                if "assembly" in _FORBIDDEN_TOKENS[token]
+                else ""
+            )
+            raise Refused(f"{filename} uses {_FORBIDDEN_TOKENS[token]} ({token}){advice}")
+
+
+def check_same_code(plain: str, other: str, sanitizer: str, filename: str) -> None:
+    if plain != other:
+        raise Refused(
+            f"{filename} compiles to different code when the {sanitizer} sanitizer is on (it tests a "
+            "sanitizer's macro): the checks must see the same code in every build"
+        )
+
+
+# ---- the header: what the exercise's API declares ------------------------------------------
+
+
+def api_names(header: str) -> tuple[set[str], set[str]]:
+    """(functions, variables) that a C header declares: the names before the
+    first ``(`` of each file-scope declaration, and the names of ``extern``
+    variables.  Preprocessor lines, comments, typedefs and bodies are
+    skipped."""
+    text = re.sub(r"/\*.*?\*/", " ", header, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r"\\\n", " ", text)
+    text = "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+    while re.search(r"\{[^{}]*\}", text):
+        text = re.sub(r"\{[^{}]*\}", " ", text)
+    functions: set[str] = set()
+    variables: set[str] = set()
+    for decl in text.split(";"):
+        decl = " ".join(decl.split())
+        if not decl or decl.startswith("typedef"):
+            continue
+        decl = re.sub(r"__attribute__\s*\(\(.*?\)\)", " ", decl)
+        m = re.search(r"(\w+)\s*\(", decl)
+        if m:
+            functions.add(m.group(1))
+        elif decl.startswith("extern"):
+            v = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", decl)
+            if v:
+                variables.add(v.group(1))
+    return functions, variables
+
+
+def api_prefix(functions: Iterable[str]) -> str:
+    """The prefix shared by the API's functions, up to its last ``_``
+    (``mpmc_``), or "" when they share none."""
+    names = sorted(functions)
+    if not names:
+        return ""
+    first, last = names[0], names[-1]
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    common = first[:n]
+    return common[: common.rfind("_") + 1] if "_" in common else ""
+
+
+# ---- the object ---------------------------------------------------------------------------
+
+
+@dataclass
+class ObjectInfo:
+    format: str  # "elf" or "nm"
+    sections: list[str] = field(default_factory=list)
+    undefined: set[str] = field(default_factory=set)
+    defined: set[str] = field(default_factory=set)  # global (and weak) definitions
+    ifuncs: set[str] = field(default_factory=set)
+
+
+_SHT_SYMTAB = 2
+_SHN_UNDEF = 0
+_STB_LOCAL = 0
+_STT_SECTION, _STT_FILE, _STT_GNU_IFUNC = 3, 4, 10
+
+
+def read_elf(data: bytes) -> ObjectInfo:
+    """Section names and symbols of an ELF relocatable object (32 or 64 bit,
+    either byte order)."""
+    if data[:4] != b"\x7fELF":
+        raise ValueError("not an ELF file")
+    is64 = data[4] == 2
+    end = "<" if data[5] == 1 else ">"
+    if is64:
+        shoff, shentsize, shnum, shstrndx = struct.unpack_from(end + "Q10xHHH", data, 0x28)
+    else:
+        shoff, shentsize, shnum, shstrndx = struct.unpack_from(end + "I10xHHH", data, 0x20)
+    sections = []
+    for i in range(shnum):
+        off = shoff + i * shentsize
+        if is64:
+            name, stype, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+                end + "IIQQQQIIQQ", data, off
+            )
+        else:
+            name, stype, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+                end + "IIIIIIIIII", data, off
+            )
+        sections.append((name, stype, offset, size, link, entsize))
+
+    def cstr(table_off: int, idx: int) -> str:
+        stop = data.index(b"\0", table_off + idx)
+        return data[table_off + idx : stop].decode("utf-8", "replace")
+
+    names_off = sections[shstrndx][2]
+    info = ObjectInfo("elf", sections=[cstr(names_off, s[0]) for s in sections])
+    for _name, stype, offset, size, link, entsize in sections:
+        if stype != _SHT_SYMTAB or not entsize:
+            continue
+        strtab = sections[link][2]
+        for k in range(1, size // entsize):
+            off = offset + k * entsize
+            if is64:
+                st_name, st_info, _other, st_shndx = struct.unpack_from(end + "IBBH", data, off)
+            else:
+                st_name, _value, _size, st_info, _other, st_shndx = struct.unpack_from(end + "IIIBBH", data, off)
+            bind, stt = st_info >> 4, st_info & 0xF
+            if stt in (_STT_SECTION, _STT_FILE):
+                continue
+            sym = cstr(strtab, st_name)
+            if stt == _STT_GNU_IFUNC:
+                info.ifuncs.add(sym)
+            if not sym or bind == _STB_LOCAL:
+                continue
+            (info.undefined if st_shndx == _SHN_UNDEF else info.defined).add(sym)
+    return info
+
+
+def read_with_nm(obj: Path) -> ObjectInfo:
+    """Symbols (``nm``) and section names (``objdump -h``) where the object
+    is not ELF (macOS).  Mach-O's leading underscore is dropped."""
+    info = ObjectInfo("nm")
+    nm = shutil.which("nm")
+    if nm is None:
+        raise Refused("the grader cannot inspect compiled files here (no nm): ask your instructor")
+    out = subprocess.run([nm, "-g", str(obj)], capture_output=True, text=True, timeout=60).stdout
+    strip = sys.platform == "darwin"
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        kind, sym = parts[-2], parts[-1]
+        if strip and sym.startswith("_"):
+            sym = sym[1:]
+        (info.undefined if kind == "U" else info.defined).add(sym)
+    objdump = shutil.which("objdump")
+    if objdump:
+        out = subprocess.run([objdump, "-h", str(obj)], capture_output=True, text=True, timeout=60).stdout
+        info.sections = [p.split()[1] for p in out.splitlines() if re.match(r"\s*\d+\s+\S", p)]
+    text = obj.read_bytes()
+    if b"__mod_init_func" in text or b"__mod_term_func" in text:
+        info.sections.append(".init_array")
+    return info
+
+
+def read_object(obj: Path) -> ObjectInfo:
+    data = obj.read_bytes()
+    return read_elf(data) if data[:4] == b"\x7fELF" else read_with_nm(obj)
+
+
+def _allowed(sym: str, extra: set[str], sanitizer: str | None) -> bool:
+    if sym in ALLOWED or sym in extra:
+        return True
+    if any(p.fullmatch(sym) for p in ALLOWED_PATTERNS):
+        return True
+    return sanitizer is not None and any(p.fullmatch(sym) for p in SANITIZER_PATTERNS.get(sanitizer, ()))
+
+
+def check_object(
+    info: ObjectInfo,
+    filename: str,
+    *,
+    api_functions: set[str],
+    api_variables: set[str],
+    extra_allowed: Iterable[str] = (),
+    sanitizer: str | None = None,
+) -> None:
+    """Raises :class:`Refused` with the first reason the object may not be
+    linked.  A sanitized object (``sanitizer`` set) is checked for its
+    symbols only: its constructors are the instrumentation's own (the source
+    is the same as the plain build's, whose object has none)."""
+    if sanitizer is None:
+        for name in info.sections:
+            base = re.sub(r"^\.rela?(?=\.)", "", name)
+            if any(base == s or base.startswith(s + ".") for s in _FORBIDDEN_SECTIONS):
+                raise Refused(
+                    f"{filename} defines a constructor or destructor (section {name}): code that runs before or "
+                    "after the checks is not allowed"
+                )
+        if info.ifuncs:
+            raise Refused(f"{filename} defines an ifunc ({', '.join(sorted(info.ifuncs))}): not allowed")
+    extra = set(extra_allowed) | api_functions | api_variables
+    bad = sorted(s for s in info.undefined if not _allowed(s, extra, sanitizer))
+    if bad:
+        shown = ", ".join(bad[:6]) + (", ..." if len(bad) > 6 else "")
+        raise Refused(
+            f"{filename} calls {shown}, which the grader does not allow: a learner's file may use memory "
+            "allocation (malloc, calloc, realloc, aligned_alloc, free, ...), memory and string functions, C11 "
+            "atomics, sched_yield and pthread mutexes, and what the exercise's header declares; no output, "
+            "no system calls"
+        )
+    prefix = api_prefix(api_functions)
+    foreign = sorted(s for s in info.defined if s not in api_functions and not (prefix and s.startswith(prefix)))
+    if foreign:
+        shown = ", ".join(foreign[:6]) + (", ..." if len(foreign) > 6 else "")
+        hint = f" or name them {prefix}..." if prefix else ""
+        raise Refused(
+            f"{filename} defines {shown}, which is not in the exercise's API: make helpers static{hint} "
+            "(a global of another name could replace one of the grader's own)"
+        )
