@@ -162,16 +162,17 @@ int ll_hist_record_corrected(ll_hist *h, uint64_t v, uint64_t interval)
     return LL_OK;
 }
 
-/* The array records poll the stop flag (stop.h) every POLL values and end
- * early when it is set: the values before the stop are recorded, the rest
- * are not (the caller checks ll_stop_requested). */
+/* The array records poll the stop flag (stop.h) after every POLL values and
+ * end early when it is set: the values before the stop are recorded, the
+ * rest are not (the caller checks ll_stop_requested).  An array no longer
+ * than its poll interval is always recorded whole. */
 enum { POLL = 4096, POLL_CORRECTED = 64 };
 
 size_t ll_hist_record_array(ll_hist *h, const uint64_t *values, size_t n)
 {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i % POLL == 0 && ll_stop_requested())
+        if (i > 0 && i % POLL == 0 && ll_stop_requested())
             break;
         bad += ll_hist_record_n_inline(h, values[i], 1) != LL_OK;
     }
@@ -183,7 +184,7 @@ size_t ll_hist_record_corrected_array(ll_hist *h, const uint64_t *values, size_t
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         /* A back-fill can span every counter: poll more often than above. */
-        if (i % POLL_CORRECTED == 0 && ll_stop_requested())
+        if (i > 0 && i % POLL_CORRECTED == 0 && ll_stop_requested())
             break;
         bad += ll_hist_record_corrected(h, values[i], interval) != LL_OK;
     }

@@ -2,6 +2,9 @@
 
 Values are integers, ns by convention.  Any recorded value is known to
 within a relative error of ``10**-sig_figs``; memory is fixed at creation.
+An empty histogram has no percentiles: :meth:`Histogram.percentile` raises
+``ValueError`` then (check ``count`` first); ``min``, ``max`` and ``mean``
+are 0.
 """
 
 from __future__ import annotations
@@ -14,9 +17,15 @@ import numpy as np
 
 from lowlat._check import UINT64_MAX, int_arg
 from lowlat._lib import ffi, lib
+from lowlat.interrupt import Interrupted, requested, stoppable
 
 U64 = np.dtype(np.uint64)
 HOUR_NS = 3_600_000_000_000
+# The C array records poll the stop flag after every POLL values (csrc/hist.c):
+# shorter arrays are always recorded whole.  Calls longer than LONG values are
+# made under lowlat.interrupt.stoppable (Ctrl-C stops them at once).
+_POLL, _POLL_CORRECTED = 4096, 64
+_LONG, _LONG_CORRECTED = 1 << 20, 256
 
 
 @dataclass(frozen=True)
@@ -100,7 +109,11 @@ class Histogram:
     def record_corrected(self, value: int, expected_interval: int) -> None:
         """Records ``value`` and back-fills the samples a fixed-rate load
         generator would have sent during it every ``expected_interval`` ns
-        (coordinated-omission correction)."""
+        (coordinated-omission correction): value - interval, value - 2 *
+        interval, ... while still >= interval.  The back-fill is recorded
+        one counter at a time, so even ``record_corrected(10**12, 1)`` (10**12
+        counts) takes microseconds; the counts are exactly those of recording
+        each value by itself."""
         v = self._value(value)
         iv = int_arg(expected_interval, "expected_interval", minimum=0)
         lib.ll_hist_record_corrected(self._h, v, iv)
@@ -124,17 +137,50 @@ class Histogram:
         return np.ascontiguousarray(arr, dtype=U64)
 
     def record_many(self, values: Iterable[int] | np.ndarray) -> None:
-        """Records every value of an integer array (one C call)."""
+        """Records every value of an integer array (one C call).  Ctrl-C
+        during a long one raises :class:`lowlat.interrupt.Interrupted`; the
+        values before the stop stay recorded."""
         arr = self._values_array(values)
         if arr.size:
-            lib.ll_hist_record_array(self._h, ffi.cast("uint64_t *", ffi.from_buffer(arr)), arr.size)
+            ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
+            self._long_call(lambda: lib.ll_hist_record_array(self._h, ptr, arr.size), arr.size, _POLL, _LONG)
 
     def record_many_corrected(self, values: Iterable[int] | np.ndarray, expected_interval: int) -> None:
-        """``record_corrected`` for every value of an array (one C call)."""
+        """``record_corrected`` for every value of an array (one C call).
+        Ctrl-C during a long one raises :class:`lowlat.interrupt.Interrupted`;
+        the values before the stop stay recorded, with their back-fill."""
         arr = self._values_array(values)
         iv = int_arg(expected_interval, "expected_interval", minimum=0)
         if arr.size:
-            lib.ll_hist_record_corrected_array(self._h, ffi.cast("uint64_t *", ffi.from_buffer(arr)), arr.size, iv)
+            ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
+            self._long_call(
+                lambda: lib.ll_hist_record_corrected_array(self._h, ptr, arr.size, iv),
+                arr.size,
+                _POLL_CORRECTED,
+                _LONG_CORRECTED,
+            )
+
+    def _long_call(self, call: Any, n: int, poll: int, long_n: int) -> None:
+        """Runs an array record of ``n`` values; under stoppable() when it
+        may be long, and says so when a stop cut it short."""
+        if n > long_n:
+            try:
+                with stoppable():
+                    call()
+                    self._check_stopped(n, poll)
+            except Interrupted as exc:
+                exc.partial = self
+                raise
+        else:
+            call()
+            self._check_stopped(n, poll)
+
+    def _check_stopped(self, n: int, poll: int) -> None:
+        if n > poll and requested():
+            raise Interrupted(
+                f"recorded only the values before the stop, of {n:,} (the histogram now holds {self.count:,} counts)",
+                self,
+            )
 
     def merge(self, other: Histogram) -> None:
         """Adds every count of ``other`` into this histogram."""
@@ -154,12 +200,18 @@ class Histogram:
     # -- queries -----------------------------------------------------------------
     def percentile(self, p: float) -> int:
         """The value (ns) at percentile ``p`` in [0, 100], HdrHistogram's rule:
-        the highest value equivalent to the bucket of the ceil-rounded sample."""
+        the highest value equivalent to the bucket of the ceil-rounded sample.
+        Raises ValueError when the histogram is empty (no value, no percentile)."""
         if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
             raise TypeError(f"percentile must be a number in [0, 100], got {type(p).__name__}")
         pf = float(p)
         if not 0.0 <= pf <= 100.0:
             raise ValueError(f"percentile must be in [0, 100], got {pf}")
+        if not lib.ll_hist_count(self._h):
+            raise ValueError(
+                f"P{pf:g} of an empty histogram: no value has been recorded, so there is no percentile "
+                "(check .count first)"
+            )
         return int(lib.ll_hist_value_at_percentile(self._h, pf))
 
     def percentiles(self, ps: Iterable[float] = (50, 90, 99, 99.9, 99.99)) -> dict[float, int]:
@@ -227,7 +279,8 @@ class Histogram:
         return self.lowest_equivalent(a) == self.lowest_equivalent(b)
 
     def summary(self) -> dict[str, float]:
-        """count, min, mean, p50, p90, p99, p99.9, max: one dict (ns)."""
+        """count, min, mean, p50, p90, p99, p99.9, max: one dict (ns).
+        Raises ValueError when the histogram is empty."""
         return {
             "count": self.count,
             "min": self.min,

@@ -24,9 +24,15 @@ from lowlat._lib import ffi, lib
 from lowlat.affinity import bench_cpus, cpu_count
 from lowlat.errors import check_status
 from lowlat.hist import HOUR_NS, Histogram
+from lowlat.interrupt import Interrupted, stoppable
 from lowlat.wait import WAITS
 
 STAGES = ("parse", "features", "risk", "encode")
+# The longest run a config may ask for (s): the open loop's schedule
+# (ticks / rate) and the synthetic work (ticks x sum(work_ns)) must each fit.
+# Ctrl-C stops a run early in any case (lowlat.interrupt).
+MAX_RUN_S = 600.0
+MAX_CAPACITY = 1 << 24
 
 # One processed tick, as csrc/pipeline.h lays it out (ll_pipeline_sample, 64
 # bytes).  C writes straight into an array of these: checked against the
@@ -78,6 +84,9 @@ class PipelineConfig:
     - ``samples``: "preallocated" or "growing" (realloc x2 on the hot path);
     - ``pool_blocks`` feature objects, each held ``hold_ns`` after use;
     - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode).
+
+    A run may last at most :data:`MAX_RUN_S` seconds by its schedule
+    (ticks / rate) and by its busy work (ticks x sum(work_ns)).
     """
 
     ticks: int = 200_000
@@ -104,6 +113,12 @@ class PipelineConfig:
                 raise TypeError(f"rate must be a number of ticks per second, got {self.rate!r}")
             if not (math.isfinite(self.rate) and 0 < self.rate <= 1e9):
                 raise ValueError(f"rate must be in (0, 1e9] ticks per second for an open loop, got {self.rate!r}")
+            if self.ticks / self.rate > MAX_RUN_S:
+                raise ValueError(
+                    f"an open loop of {self.ticks:,} ticks at {self.rate:g} ticks/s would run "
+                    f"{self.ticks / self.rate:,.0f} s; at most {MAX_RUN_S:g} s is allowed "
+                    f"(a rate of at least {self.ticks / MAX_RUN_S:g} ticks/s, or fewer ticks)"
+                )
         _choice(self.when_full, "when_full", ("wait", "drop"))
         _choice(self.producer_wait, "producer_wait", tuple(WAITS))
         _choice(self.consumer_wait, "consumer_wait", tuple(WAITS))
@@ -113,16 +128,25 @@ class PipelineConfig:
             n = cpu_count()
             for c in self.cpus:
                 int_arg(c, "cpu", minimum=0, maximum=n - 1)
-        power_of_two(self.capacity, "capacity")
+        if power_of_two(self.capacity, "capacity") > MAX_CAPACITY:
+            raise ValueError(f"capacity must be <= {MAX_CAPACITY} ticks, got {self.capacity}")
         int_arg(self.pool_blocks, "pool_blocks", minimum=1, maximum=1 << 26)
-        int_arg(self.hold_ns, "hold_ns", minimum=0)
+        int_arg(self.hold_ns, "hold_ns", minimum=0, maximum=HOUR_NS)
         _choice(self.samples, "samples", ("preallocated", "growing"))
         if self.sample_capacity is not None:
             int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=50_000_000)
+        if not isinstance(self.work_ns, (tuple, list)):
+            raise TypeError(f"work_ns must be a tuple of 4 ints (ns per stage {STAGES}), got {self.work_ns!r}")
         if len(self.work_ns) != 4:
             raise ValueError(f"work_ns needs one value per stage {STAGES}, got {self.work_ns!r}")
         for w in self.work_ns:
             int_arg(w, "work_ns", minimum=0, maximum=10**9)
+        work_s = self.ticks * sum(self.work_ns) / 1e9
+        if work_s > MAX_RUN_S:
+            raise ValueError(
+                f"work_ns {tuple(self.work_ns)} for each of {self.ticks:,} ticks is {work_s:,.0f} s of busy work; "
+                f"at most {MAX_RUN_S:g} s is allowed (less work per stage, or fewer ticks)"
+            )
         return self
 
     @property
@@ -184,6 +208,7 @@ class PipelineResult:
     intended: Histogram = field(repr=False)
     sent: Histogram = field(repr=False)
     samples: np.ndarray = field(repr=False)
+    interrupted: bool = False  # Ctrl-C ended the run early: every count covers the ticks made before it
 
     @property
     def lost(self) -> int:
@@ -214,8 +239,16 @@ class PipelineResult:
         return out
 
     def summary(self, which: str = "intended") -> dict[str, float]:
-        """P50/P99/P99.9/max (ns) of one of the two latencies."""
+        """P50/P99/P99.9/max (ns) of one of the two latencies: "intended"
+        (from the schedule) or "sent" (from the push).  Raises ValueError
+        when no tick was processed (every one dropped: no latency to report)."""
+        _choice(which, "which", ("intended", "sent"))
         h = self.intended if which == "intended" else self.sent
+        if not h.count:
+            raise ValueError(
+                f"no tick was processed ({self.produced:,} produced, {self.dropped_full:,} dropped on a full ring, "
+                f"{self.dropped_pool:,} for want of a pool block): there is no latency to summarise"
+            )
         return {"p50": h.percentile(50), "p99": h.percentile(99), "p99.9": h.percentile(99.9), "max": h.max}
 
     def row(self, label: str) -> str:
@@ -236,7 +269,17 @@ class PipelineResult:
 
 def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     """Runs the pipeline with ``config`` (default :func:`best_config`),
-    updated by ``changes`` (field=value)."""
+    updated by ``changes`` (field=value).  Ctrl-C stops the run within a
+    millisecond and raises :class:`lowlat.interrupt.Interrupted`, whose
+    ``partial`` is the result of the ticks made before the stop."""
+    if config is not None and not isinstance(config, PipelineConfig):
+        raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
+    unknown = sorted(set(changes) - set(PipelineConfig.__dataclass_fields__))
+    if unknown:
+        raise TypeError(
+            f"unknown PipelineConfig field(s) {', '.join(unknown)}; the fields are "
+            f"{', '.join(PipelineConfig.__dataclass_fields__)}"
+        )
     cfg = replace(config or best_config(), **changes).validate()
     waits = {k: WAITS[v] for k, v in (("producer_wait", cfg.producer_wait), ("consumer_wait", cfg.consumer_wait))}
     c = ffi.new(
@@ -261,7 +304,28 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     buf = ffi.cast("ll_pipeline_sample *", ffi.from_buffer(samples, require_writable=True)) if cfg.kept else ffi.NULL
     intended, sent = Histogram(1, HOUR_NS, 3), Histogram(1, HOUR_NS, 3)
     out = ffi.new("ll_pipeline_result *")
-    check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
+    result: PipelineResult | None = None
+    try:
+        with stoppable():
+            rc = check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
+            result = _result(cfg, out, intended, sent, samples, rc == lib.LL_STOPPED)
+            if result.interrupted:
+                raise Interrupted(
+                    f"pipeline run stopped after {result.produced:,} of {cfg.ticks:,} ticks "
+                    f"({result.consumed:,} processed)",
+                    result,
+                )
+    except Interrupted as exc:
+        if exc.partial is None:
+            exc.partial = result
+        raise
+    assert result is not None
+    return result
+
+
+def _result(
+    cfg: PipelineConfig, out: Any, intended: Histogram, sent: Histogram, samples: np.ndarray, interrupted: bool
+) -> PipelineResult:
     return PipelineResult(
         cfg,
         int(out.produced),
@@ -278,10 +342,12 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
         intended,
         sent,
         samples[: int(out.samples)],
+        interrupted,
     )
 
 
 __all__ = [
+    "MAX_RUN_S",
     "SAMPLE_DTYPE",
     "STAGES",
     "WAITS",

@@ -48,7 +48,12 @@ def test_summary_statistics_are_exact() -> None:
     assert (h.count, h.min, h.max) == (4, 5, 1_000_000)
     assert h.mean == pytest.approx(sum(vals) / 4)
     h.reset()
-    assert (h.count, h.min, h.max, h.percentile(50)) == (0, 0, 0, 0)
+    assert (h.count, h.min, h.max) == (0, 0, 0)
+    # An empty histogram has no percentile (it used to answer 0, as if 0 ns had been measured).
+    with pytest.raises(ValueError, match="P50 of an empty histogram: no value has been recorded"):
+        h.percentile(50)
+    with pytest.raises(ValueError, match="empty histogram"):
+        h.summary()
 
 
 def test_record_corrected_backfills_like_the_c_library() -> None:
@@ -66,6 +71,39 @@ def test_record_corrected_backfills_like_the_c_library() -> None:
     assert ours.count == ref.get_total_count()
     for p in PERCENTILES:
         assert ours.percentile(p) == ref.get_value_at_percentile(p)
+
+
+def _one_by_one(lo: int, hi: int, sf: int, v: int, iv: int) -> Histogram:
+    """record_corrected's definition, one value at a time (the reference)."""
+    h = Histogram(lo, hi, sf)
+    h.record(v)
+    if iv and v > iv:
+        backfill = np.arange(v - iv, iv - 1, -iv, dtype=np.int64)
+        h.record_many(backfill[backfill >= iv])
+    return h
+
+
+@pytest.mark.parametrize("lo, hi, sf", [(1, HOUR_NS, 3), (1, 10**8, 2), (1000, 10**10, 3), (1, 10**8, 5)])
+def test_backfill_by_counter_equals_one_value_at_a_time(lo: int, hi: int, sf: int) -> None:
+    rng = np.random.default_rng(sf + lo)
+    cases = [(105, 10), (5, 10), (50, 0), (10**6, 3), (10**6, 1), (2**20 + 7, 13), (999_999, 1000), (10**7, 7)]
+    cases += [(int(v), int(rng.integers(0, v + 5))) for v in rng.integers(1, 10**7, 60)]
+    for v, iv in cases:
+        ours, ref = Histogram(lo, hi, sf), _one_by_one(lo, hi, sf, v, iv)
+        ours.record_corrected(v, iv)
+        assert (ours.count, ours.min, ours.max, ours.mean) == (ref.count, ref.min, ref.max, ref.mean), (v, iv)
+        assert np.array_equal(ours.counts(), ref.counts()), (v, iv)
+
+
+def test_huge_backfill_is_immediate_and_its_mean_exact() -> None:
+    """record_corrected(10**12, 1) used to loop 10**12 times (minutes, deaf
+    to Ctrl-C); by counter it is one pass over the counters.  The raw sum
+    (5 * 10**23) would wrap a 64-bit counter: the mean stays exact."""
+    h = Histogram()
+    h.record_corrected(10**12, 1)
+    assert (h.count, h.min, h.max) == (10**12, 1, 10**12)
+    assert h.mean == pytest.approx((10**12 + 1) / 2, rel=1e-12)
+    assert h.equivalent(h.percentile(50), 5 * 10**11)
 
 
 def test_coordinated_omission_example_from_the_reference() -> None:

@@ -7,13 +7,19 @@ interleaved (A B A B ..., alternating which goes first; :mod:`lowlat.interleave`
 inside one run, several times; results are medians and medians of per-round
 ratios, and the core-to-core latency is sampled between queue runs so the
 regime the machine was in is on record.  All times in ns.
+
+Ctrl-C stops the suite within about a second (:mod:`lowlat.interrupt`: the
+C loops poll the core's stop flag, and every measurement is checked before
+the next starts): :func:`run_all` then raises
+:class:`~lowlat.interrupt.Interrupted` whose ``partial`` holds every key of
+the steps that finished.  A step cut short contributes nothing.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from lowlat.affinity import bench_cpus, cpu_count
 from lowlat.bench.keys import KEYS
@@ -22,104 +28,187 @@ from lowlat.experiments.alloc import compare_alloc, page_faults
 from lowlat.experiments.queues import c2c_one_way_ns, python_queue, spsc_python_batches, spsc_rtt, spsc_throughput
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
 from lowlat.interleave import interleave, median, medians, ratios
+from lowlat.interrupt import Interrupted, check, requested, stoppable
 from lowlat.wait import default_wait
 
 STEPS = 11
+T = TypeVar("T")
+
+
+def _checked(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn`` with a stop check before it (so nothing new starts after a
+    Ctrl-C) and after it (so a measurement a stop cut short is never used)."""
+
+    def run() -> T:
+        check("stopped between two measurements")
+        out = fn()
+        check("stopped during a measurement")
+        return out
+
+    return run
 
 
 def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, float]:
-    """Runs every benchmark; returns the flat dict of :data:`KEYS` (numbers)."""
+    """Runs every benchmark; returns the flat dict of :data:`KEYS` (numbers).
+    Ctrl-C raises :class:`~lowlat.interrupt.Interrupted` within about a second;
+    its ``partial`` is the dict of the keys measured before (finished steps)."""
     say = progress or (lambda s: None)
+    r: dict[str, float] = {}
+    done = [0, ""]  # the step running: number, title
+
+    def step(n: int, title: str, measure: Callable[[], dict[str, float]]) -> None:
+        done[:] = [n, title]
+        say(f"[{n}/{STEPS}] {title}")
+        try:
+            values = measure()
+        except Interrupted:
+            raise
+        except Exception as exc:  # a measurement a stop cut short can fail its own checks
+            if requested():
+                raise Interrupted("stopped during a measurement") from exc
+            raise
+        check("stopped during a measurement")
+        r.update(values)
+
+    try:
+        with stoppable():
+            _steps(quick, step, r)
+    except Interrupted as exc:
+        exc.partial = {k: float(r[k]) for k in KEYS if k in r}
+        exc.what = (
+            f"bench stopped during step {done[0]}/{STEPS} ({done[1]}); "
+            f"{len(exc.partial)} of {len(KEYS)} keys were measured before"
+        )
+        raise
+    return {k: float(r[k]) for k in KEYS}
+
+
+def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]], None], r: dict[str, float]) -> None:
+    """The suite's eleven steps, in order; each ``step(n, title, measure)``
+    runs ``measure`` and keeps its keys in ``r``."""
     t_start = time.perf_counter()
     reps = 3 if quick else 7
-    r: dict[str, float] = {}
     pinned = bench_cpus()[0] >= 0
     wait = default_wait()
 
-    say(f"[1/{STEPS}] clocks")
-    ci = clock_info(200_000 if quick else 1_000_000)
-    r.update(
-        clock_read_ns=ci.monotonic_read_ns,
-        clock_coarse_read_ns=ci.coarse_read_ns,
-        tsc_read_ns=ci.tsc_read_ns,
-        tsc_ordered_read_ns=ci.tsc_ordered_read_ns,
-        py_perf_counter_ns=ci.python_perf_counter_ns,
-    )
-
-    say(f"[2/{STEPS}] malloc vs pool, steady state")
-    ops = 100_000 if quick else 400_000
-    steady = compare_alloc("steady", ops=ops, rounds=reps)
-    r.update(
-        pool_alloc_free_ns=steady.pool_mean_ns,
-        malloc_free_ns=steady.malloc_mean_ns,
-        pool_vs_malloc_speedup_steady=steady.speedup,
-    )
-
-    say(f"[3/{STEPS}] malloc vs pool, fragmented heap")
-    frag = compare_alloc("fragmented", ops=ops, rounds=reps)
-    r.update(
-        pool_frag_ns=frag.pool_mean_ns,
-        malloc_frag_ns=frag.malloc_mean_ns,
-        pool_vs_malloc_speedup=frag.speedup,
-        pool_p99_ns=frag.pool["p99"],
-        malloc_p99_ns=frag.malloc["p99"],
-        pool_p999_ns=frag.pool["p99.9"],
-        malloc_p999_ns=frag.malloc["p99.9"],
-        pool_max_ns=frag.pool["max"],
-        malloc_max_ns=frag.malloc["max"],
-        per_op_timer_ns=frag.timer_overhead_ns,
-    )
-
-    say(f"[4/{STEPS}] SPSC throughput: padded/unpadded, cached/uncached, interleaved x{reps}")
-    c2c: list[float] = []
-    r.update(_spsc_throughput(quick, reps, wait, c2c))
-
-    say(f"[5/{STEPS}] SPSC round trip")
-    rtt = spsc_rtt(1024, 20_000 if quick else 100_000, wait=wait).rtt
-    assert rtt is not None  # spsc_rtt always fills it
-    c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))
-    r.update(spsc_rtt_ns=rtt.percentile(50), spsc_rtt_p99_ns=rtt.percentile(99))
-    r.update(c2c_one_way_ns=median(c2c), c2c_one_way_min_ns=min(c2c), c2c_one_way_max_ns=max(c2c))
-
-    say(f"[6/{STEPS}] queues between Python threads, interleaved x3")
-    n_batch = 2_000_000 if quick else 10_000_000
-    queues = medians(
-        interleave(
-            {
-                "spsc_batch_items_per_s": lambda: spsc_python_batches(n_batch),
-                "py_queue_items_per_s": lambda: python_queue(50_000 if quick else 200_000, "Queue"),
-                "py_simplequeue_items_per_s": lambda: python_queue(200_000 if quick else 1_000_000, "SimpleQueue"),
-            },
-            3,
+    def clocks() -> dict[str, float]:
+        ci = clock_info(200_000 if quick else 1_000_000)
+        return dict(
+            clock_read_ns=ci.monotonic_read_ns,
+            clock_coarse_read_ns=ci.coarse_read_ns,
+            tsc_read_ns=ci.tsc_read_ns,
+            tsc_ordered_read_ns=ci.tsc_ordered_read_ns,
+            py_perf_counter_ns=ci.python_perf_counter_ns,
         )
+
+    step(1, "clocks", clocks)
+
+    ops = 100_000 if quick else 400_000
+
+    def alloc_steady() -> dict[str, float]:
+        steady = compare_alloc("steady", ops=ops, rounds=reps)
+        return dict(
+            pool_alloc_free_ns=steady.pool_mean_ns,
+            malloc_free_ns=steady.malloc_mean_ns,
+            pool_vs_malloc_speedup_steady=steady.speedup,
+        )
+
+    step(2, "malloc vs pool, steady state", alloc_steady)
+
+    def alloc_frag() -> dict[str, float]:
+        frag = compare_alloc("fragmented", ops=ops, rounds=reps)
+        return dict(
+            pool_frag_ns=frag.pool_mean_ns,
+            malloc_frag_ns=frag.malloc_mean_ns,
+            pool_vs_malloc_speedup=frag.speedup,
+            pool_p99_ns=frag.pool["p99"],
+            malloc_p99_ns=frag.malloc["p99"],
+            pool_p999_ns=frag.pool["p99.9"],
+            malloc_p999_ns=frag.malloc["p99.9"],
+            pool_max_ns=frag.pool["max"],
+            malloc_max_ns=frag.malloc["max"],
+            per_op_timer_ns=frag.timer_overhead_ns,
+        )
+
+    step(3, "malloc vs pool, fragmented heap", alloc_frag)
+
+    c2c: list[float] = []
+    step(
+        4,
+        f"SPSC throughput: padded/unpadded, cached/uncached, interleaved x{reps}",
+        lambda: _spsc_throughput(quick, reps, wait, c2c),
     )
-    r.update(queues)
-    r["spsc_batch_vs_py_queue"] = r["spsc_batch_items_per_s"] / r["py_queue_items_per_s"]
-    r["spsc_batch_vs_py_simplequeue"] = r["spsc_batch_items_per_s"] / r["py_simplequeue_items_per_s"]
 
-    say(f"[7/{STEPS}] histogram record")
-    r["hist_record_ns"] = median(hist_record_ns(2_000_000 if quick else 10_000_000) for _ in range(reps))
+    def round_trip() -> dict[str, float]:
+        rtt = _checked(lambda: spsc_rtt(1024, 20_000 if quick else 100_000, wait=wait))().rtt
+        assert rtt is not None  # spsc_rtt always fills it
+        c2c.append(_checked(lambda: c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))())
+        return dict(
+            spsc_rtt_ns=rtt.percentile(50),
+            spsc_rtt_p99_ns=rtt.percentile(99),
+            c2c_one_way_ns=median(c2c),
+            c2c_one_way_min_ns=min(c2c),
+            c2c_one_way_max_ns=max(c2c),
+        )
 
-    say(f"[8/{STEPS}] hidden taxes: mutex, syscall, pointer chase")
-    r["mutex_uncontended_ns"] = median(mutex_ns(500_000) for _ in range(reps))
-    r["mutex_contended_ns"] = median(mutex_ns(200_000 if quick else 1_000_000, contended=True) for _ in range(reps))
-    r["syscall_ns"] = median(syscall_ns(100_000) for _ in range(reps))
-    r["chase_l1_ns"] = median(chase_ns(16 * 1024, 2_000_000) for _ in range(reps))
-    r["chase_dram_ns"] = chase_ns((128 if quick else 256) * 2**20, 1_000_000 if quick else 3_000_000)
+    step(5, "SPSC round trip", round_trip)
 
-    say(f"[9/{STEPS}] page faults")
-    pf = page_faults(nbytes=(16 if quick else 64) * 2**20)  # bytes: pages are 4-64 KiB
-    r.update(page_fault_ns=pf.first_touch_ns, prefaulted_touch_ns=pf.prefaulted_ns, page_faults_counted=pf.minor_faults)
+    def python_queues() -> dict[str, float]:
+        n_batch = 2_000_000 if quick else 10_000_000
+        q = medians(
+            interleave(
+                {
+                    "spsc_batch_items_per_s": _checked(lambda: spsc_python_batches(n_batch)),
+                    "py_queue_items_per_s": _checked(lambda: python_queue(50_000 if quick else 200_000, "Queue")),
+                    "py_simplequeue_items_per_s": _checked(
+                        lambda: python_queue(200_000 if quick else 1_000_000, "SimpleQueue")
+                    ),
+                },
+                3,
+            )
+        )
+        q["spsc_batch_vs_py_queue"] = q["spsc_batch_items_per_s"] / q["py_queue_items_per_s"]
+        q["spsc_batch_vs_py_simplequeue"] = q["spsc_batch_items_per_s"] / q["py_simplequeue_items_per_s"]
+        return q
 
-    say(f"[10/{STEPS}] training: batching, calls into C, prefetching")
-    r.update(_training(quick, reps))
+    step(6, "queues between Python threads, interleaved x3", python_queues)
 
-    say(f"[11/{STEPS}] pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}")
-    r.update(_pipeline(quick, wait))
+    def hist() -> dict[str, float]:
+        n = 2_000_000 if quick else 10_000_000
+        return {"hist_record_ns": median(_checked(lambda: hist_record_ns(n))() for _ in range(reps))}
 
+    step(7, "histogram record", hist)
+
+    def taxes() -> dict[str, float]:
+        def med(fn: Callable[[], float], times: int = reps) -> float:
+            return median(_checked(fn)() for _ in range(times))
+
+        dram = (128 if quick else 256) * 2**20
+        return dict(
+            mutex_uncontended_ns=med(lambda: mutex_ns(500_000)),
+            mutex_contended_ns=med(lambda: mutex_ns(200_000 if quick else 1_000_000, contended=True)),
+            syscall_ns=med(lambda: syscall_ns(100_000)),
+            chase_l1_ns=med(lambda: chase_ns(16 * 1024, 2_000_000)),
+            chase_dram_ns=med(lambda: chase_ns(dram, 1_000_000 if quick else 3_000_000), 1),
+        )
+
+    step(8, "hidden taxes: mutex, syscall, pointer chase", taxes)
+
+    def faults() -> dict[str, float]:
+        pf = page_faults(nbytes=(16 if quick else 64) * 2**20)  # bytes: pages are 4-64 KiB
+        return dict(
+            page_fault_ns=pf.first_touch_ns, prefaulted_touch_ns=pf.prefaulted_ns, page_faults_counted=pf.minor_faults
+        )
+
+    step(9, "page faults", faults)
+    step(10, "training: batching, calls into C, prefetching", lambda: _training(quick, reps))
+    step(
+        11,
+        f"pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}",
+        lambda: _pipeline(quick, wait),
+    )
     r.update(cpus=cpu_count(), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick))
     r["bench_seconds"] = time.perf_counter() - t_start
-    return {k: float(r[k]) for k in KEYS}
 
 
 def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
@@ -143,9 +232,9 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         return run
 
     tp = interleave(
-        {name: ring(name, kw) for name, kw in variants.items()},
+        {name: _checked(ring(name, kw)) for name, kw in variants.items()},
         reps,
-        between=lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait)),
+        between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
     )
     return {
         "spsc_items_per_s": median(tp["best"]),
@@ -197,9 +286,12 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
         return go
 
     runs = interleave(
-        {"best": run("best", pipeline.best_config(ticks)), "seed": run("seed", pipeline.seed_config(ticks))},
+        {
+            "best": _checked(run("best", pipeline.best_config(ticks))),
+            "seed": _checked(run("seed", pipeline.seed_config(ticks))),
+        },
         1 if quick else 3,
-        between=lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait)),
+        between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait))),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
     floor = median(c2c)

@@ -16,6 +16,21 @@ from lowlat._check import int_arg
 from lowlat._lib import lib
 from lowlat.hist import Histogram
 from lowlat.interleave import interleave, medians, timed
+from lowlat.interrupt import check
+
+
+def _stoppable(variants: dict[str, Callable[[], float]]) -> dict[str, Callable[[], float]]:
+    """Each timed variant preceded by a stop check (outside its timing), so
+    Ctrl-C inside lowlat.interrupt.stoppable ends a comparison between runs."""
+
+    def checked(fn: Callable[[], float]) -> Callable[[], float]:
+        def run() -> float:
+            check("stopped between two timed runs")
+            return fn()
+
+        return run
+
+    return {k: checked(v) for k, v in variants.items()}
 
 
 def row_norms_per_row(x: np.ndarray) -> np.ndarray:
@@ -56,7 +71,7 @@ def compare_row_norms(rows: int = 2000, cols: int = 256, repeats: int = 5, seed:
     rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), np.finfo(float).tiny)))
     t = medians(
         interleave(
-            {"row": timed(lambda: row_norms_per_row(x)), "batch": timed(lambda: row_norms_batched(x))},
+            _stoppable({"row": timed(lambda: row_norms_per_row(x)), "batch": timed(lambda: row_norms_batched(x))}),
             int_arg(repeats, "repeats", minimum=1),
         )
     )
@@ -100,13 +115,17 @@ def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
 
     t = medians(
         interleave(
-            {"bare": timed(bare), "wrapped": timed(wrapped), "batched": timed(lambda: h.record_many(values))},
+            _stoppable(
+                {"bare": timed(bare), "wrapped": timed(wrapped), "batched": timed(lambda: h.record_many(values))}
+            ),
             int_arg(repeats, "repeats", minimum=1),
         )
     )
+    check("stopped during the last timed run")
     if h.count != 3 * n * repeats:
         raise AssertionError(f"histogram holds {h.count} records, expected {3 * n * repeats}")
     c_item = lib.ll_bench_hist_record(h._h, max(n, 1_000_000), 5)
+    check("stopped during the C loop")
     return FfiCosts(n, t["bare"] / n * 1e9, t["wrapped"] / n * 1e9, t["batched"] / n * 1e9, float(c_item))
 
 
@@ -146,7 +165,9 @@ def batch_sweep(
 
         return go
 
-    t = medians(interleave({str(b): timed(run(int(b))) for b in sizes_arr}, int_arg(repeats, "repeats", minimum=1)))
+    t = medians(
+        interleave(_stoppable({str(b): timed(run(int(b))) for b in sizes_arr}), int_arg(repeats, "repeats", minimum=1))
+    )
     item_ns = np.array([t[str(b)] / total * 1e9 for b in sizes_arr])
     return BatchSweep(sizes_arr, item_ns, total)
 

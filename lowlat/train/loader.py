@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from lowlat._check import int_arg
+from lowlat.interrupt import check
 
 T = TypeVar("T")
 
@@ -86,6 +87,24 @@ class HeavyTailSource:
 _ITEM, _END, _ERROR = 0, 1, 2
 
 
+class _Pass:
+    """One pass (epoch) of a :class:`PrefetchLoader`: its producer's stop,
+    queue and thread, and, once it has ended, why."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.queue: queue.Queue | None = None
+        self.thread: threading.Thread | None = None
+        self.ended: str | None = None
+
+    def check(self) -> None:
+        if self.ended is not None:
+            raise RuntimeError(
+                f"this pass over the PrefetchLoader has ended: {self.ended}; "
+                "start a new pass with iter(loader) (or a new for loop)"
+            )
+
+
 class PrefetchLoader(Generic[T]):
     """Iterates ``iterable`` in order while a background thread reads up to
     ``depth`` items ahead into a bounded queue.
@@ -97,7 +116,10 @@ class PrefetchLoader(Generic[T]):
     - ``close()``, leaving a ``with`` block, or breaking out of a ``for``
       loop stops the producer: it reads no further item once it sees the
       stop (it finishes the read it is in) and its thread ends.
-    - Each ``iter()`` starts a fresh pass (an epoch) and ends the previous one.
+    - Each ``iter()`` starts a fresh pass (an epoch) and ends the previous one:
+      one pass at a time.  An iterator whose pass has ended (``close()``, the
+      end of a ``with`` block, a newer ``iter()``) raises RuntimeError when
+      asked for more, rather than skip items or wait forever.
 
     Counters (read them after a pass): ``produced`` items read from the
     source, ``consumed`` items handed out, ``wait_s`` seconds the consumer
@@ -107,22 +129,22 @@ class PrefetchLoader(Generic[T]):
     def __init__(self, iterable: Iterable[T], depth: int = 2) -> None:
         self.depth = int_arg(depth, "depth", minimum=0)
         self._iterable = iterable
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._queue: queue.Queue | None = None
+        self._pass: _Pass | None = None
         self.produced = 0
         self.consumed = 0
         self.wait_s = 0.0
 
     def __iter__(self) -> Iterator[T]:
-        self.close()
+        self._end(self._pass, "a newer iter() over the same loader started another pass (one pass at a time)")
         self.produced = self.consumed = 0
         self.wait_s = 0.0
-        return self._inline() if self.depth == 0 else self._prefetched()
+        run = self._pass = _Pass()
+        return self._inline(run) if self.depth == 0 else self._prefetched(run)
 
-    def _inline(self) -> Iterator[T]:
+    def _inline(self, run: _Pass) -> Iterator[T]:
         it = iter(self._iterable)
         while True:
+            run.check()
             t0 = time.perf_counter()
             try:
                 item = next(it)
@@ -134,16 +156,15 @@ class PrefetchLoader(Generic[T]):
             self.consumed += 1
             yield item
 
-    def _prefetched(self) -> Iterator[T]:
+    def _prefetched(self, run: _Pass) -> Iterator[T]:
         q: queue.Queue = queue.Queue(maxsize=self.depth)
-        stop = threading.Event()
-        t = threading.Thread(target=self._produce, args=(q, stop), name="lowlat-prefetch", daemon=True)
-        self._queue, self._stop, self._thread = q, stop, t
+        t = threading.Thread(target=self._produce, args=(q, run.stop), name="lowlat-prefetch", daemon=True)
+        run.queue, run.thread = q, t
         t.start()
         try:
             while True:
                 t0 = time.perf_counter()
-                kind, payload = q.get()
+                kind, payload = _get(q, run)  # raises if the pass was ended meanwhile (close(), a newer iter())
                 self.wait_s += time.perf_counter() - t0
                 if kind == _END:
                     return
@@ -152,7 +173,7 @@ class PrefetchLoader(Generic[T]):
                 self.consumed += 1
                 yield payload
         finally:
-            self.close()
+            self._end(run, "it ended")
 
     def _produce(self, q: queue.Queue, stop: threading.Event) -> None:
         it: Iterator[Any] | None = None
@@ -175,29 +196,36 @@ class PrefetchLoader(Generic[T]):
                 close()  # a generator source runs its own cleanup, here, in this thread
 
     def close(self, timeout_s: float = 5.0) -> None:
-        """Stops the producer and waits up to ``timeout_s`` for its thread to
-        end (a warning says so if the source's read outlasts that)."""
-        t, q = self._thread, self._queue
-        if t is None:
+        """Ends the current pass: stops the producer and waits up to
+        ``timeout_s`` for its thread to end (a warning says so if the
+        source's read outlasts that).  Its iterator then raises RuntimeError;
+        ``iter()`` starts a new pass."""
+        self._end(self._pass, "the loader was closed (close(), or the end of its with block)", timeout_s)
+
+    def _end(self, run: _Pass | None, reason: str, timeout_s: float = 5.0) -> None:
+        """Ends ``run`` (a no-op if it has ended already), saying why."""
+        if run is None or run.ended is not None:
             return
-        self._stop.set()
+        run.ended = reason
+        run.stop.set()
+        t, q = run.thread, run.queue
         if q is not None:
             _drain(q)  # unblocks a producer waiting on a full queue
-        if t is not threading.current_thread():
+        if t is not None and t is not threading.current_thread():
             t.join(timeout_s)
             if t.is_alive():
                 warnings.warn(
                     f"PrefetchLoader: the producer is still inside a read after {timeout_s:g} s; "
                     "it will stop when that read returns",
                     RuntimeWarning,
-                    stacklevel=2,
+                    stacklevel=3,
                 )
-        self._thread = self._queue = None
 
     @property
     def running(self) -> bool:
         """True while a producer thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
+        run = self._pass
+        return run is not None and run.thread is not None and run.thread.is_alive()
 
     def __enter__(self) -> PrefetchLoader[T]:
         return self
@@ -222,6 +250,16 @@ def _put(q: queue.Queue, msg: tuple[int, Any], stop: threading.Event) -> bool:
         except queue.Full:
             continue
     return False
+
+
+def _get(q: queue.Queue, run: _Pass) -> tuple[int, Any]:
+    """Blocking get that raises (``run.check()``) once ``run`` has ended."""
+    while True:
+        run.check()
+        try:
+            return q.get(timeout=0.05)
+        except queue.Empty:
+            continue
 
 
 def _drain(q: queue.Queue) -> None:
@@ -293,7 +331,9 @@ class EpochStats:
 def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loader_cls: Any = None) -> EpochStats:
     """Runs one epoch: ``for batch in loader: step(batch)``, with the wait
     for each batch timed apart from the step.  ``loader_cls(source, depth)``
-    defaults to :class:`PrefetchLoader` (the exercise passes its own)."""
+    defaults to :class:`PrefetchLoader` (the exercise passes its own).
+    Inside :func:`lowlat.interrupt.stoppable`, Ctrl-C ends the epoch after
+    the step in progress (:class:`lowlat.interrupt.Interrupted`)."""
     cls = PrefetchLoader if loader_cls is None else loader_cls
     loader = cls(source, depth)
     waits: list[float] = []
@@ -312,6 +352,7 @@ def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loade
             t2 = time.perf_counter()
             waits.append(t1 - t0)
             steps.append(t2 - t0)
+            check(f"training epoch stopped after {len(steps)} steps")
     finally:
         close = getattr(it, "close", None)
         if close is not None:
