@@ -1,22 +1,81 @@
 """The learner's command line: ``python -m lowlat {doctor,bench,tour,grade}``.
 
 Author and instructor commands are in the repository's ``tools/``
-(``python -m tools --help``)."""
+(``python -m tools --help``).
+
+A user error (a bad argument, a file that is missing, unreadable or not
+what it should be) is one line on stderr and exit status 2; ``--debug``
+shows the traceback instead.  Ctrl-C stops a command within about a second
+with exit status 130, after printing what was measured so far."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+from pathlib import Path
+
+# Exit statuses: 2 for a user error (argparse's own), 130 for Ctrl-C (128 + SIGINT).
+USER_ERROR, INTERRUPTED = 2, 130
+
+
+class UserError(Exception):
+    """A mistake in how a command was called: reported as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line (the usage is in --help)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def writable_file(path: str, option: str = "--json") -> Path:
+    """``path`` if a file can be written there, checked before any work is
+    done; UserError saying why not otherwise.  Nothing is left behind."""
+    if not path.strip():
+        raise UserError(f"{option} needs a file name, got an empty one")
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{option} {path} is a folder; give a file name in it, e.g. {p / 'bench.json'}")
+    folder = p.parent
+    if not folder.exists():
+        raise UserError(f"{option} {path}: the folder {folder} does not exist (create it first)")
+    if not folder.is_dir():
+        raise UserError(f"{option} {path}: {folder} is not a folder")
+    try:
+        if p.exists():
+            with open(p, "a"):  # opens for writing without changing it
+                pass
+        else:
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".lowlat-write-test-"):
+                pass
+    except OSError as exc:
+        raise UserError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from None
+    return p
 
 
 def _bench(args: argparse.Namespace) -> int:
     from lowlat.bench import format_table, progress_to_stderr, run_all, write_json
+    from lowlat.interrupt import Interrupted
     from lowlat.machine import machine_label
 
+    if args.json is not None:
+        writable_file(args.json)
     print(f"lowlat bench on {machine_label()}" + (" (quick)" if args.quick else ""), flush=True)
-    results = run_all(quick=args.quick, progress=progress_to_stderr)
+    try:
+        results = run_all(quick=args.quick, progress=progress_to_stderr)
+    except Interrupted as exc:
+        partial = exc.partial or {}
+        if partial:
+            print(f"what was measured before the stop ({len(partial)} keys):")
+            print(format_table(partial), flush=True)
+        if args.json is not None:
+            exc.what += f"; {args.json} was not written"
+        raise
     print(format_table(results))
-    if args.json:
+    if args.json is not None:
         write_json(results, args.json)
         print(f"\nwrote {len(results)} keys to {args.json}")
     return 0
@@ -54,18 +113,35 @@ def _tour(args: argparse.Namespace) -> int:
     return 0 if rep.ok else 1
 
 
+def _not_utf8(path: str) -> str:
+    """Where ``path`` first holds a byte that is not UTF-8, as "line L, column C"."""
+    data = Path(path).read_bytes()
+    try:
+        data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return f"byte {data[exc.start]:#04x} at line {line}, column {col}"
+    return "no such byte in the file itself"
+
+
 def _grade(args: argparse.Namespace) -> int:
     from lowlat.grading import exercises, grade, report_timing
 
     known = exercises()
     if args.name not in known:
-        print(f"unknown exercise {args.name!r}; known: {', '.join(sorted(known))}", file=sys.stderr)
-        return 2
+        raise UserError(f"unknown exercise {args.name!r}; known: {', '.join(sorted(known))}")
+    if not os.path.isfile(args.file):
+        raise UserError(f"{args.file}: no such file" + (" (it is a folder)" if os.path.isdir(args.file) else ""))
     try:
         report = grade(args.name, args.file)
     except FileNotFoundError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+        raise UserError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise UserError(
+            f"{args.file} holds text that is not UTF-8 ({_not_utf8(args.file)}), and the compiler quoted it: "
+            "save the file as UTF-8 (or remove that character) and grade again"
+        ) from None
     report.print()
     if report.ok and known[args.name].timing is not None and not args.no_timing:
         print(report_timing(args.name, args.file))
@@ -92,10 +168,51 @@ def _moved(cmd: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     if argv and argv[0] in MOVED:  # whatever options follow: nothing runs, nothing is touched
         return _moved(argv[0])
-    p = argparse.ArgumentParser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
+    cmd = next((a for a in argv if not a.startswith("-")), "")
+    prog = f"python -m lowlat {cmd}".rstrip()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:  # lowlat.interrupt.Interrupted says what stopped and how far it got
+        what = str(exc) if str(exc).startswith("interrupted") else "interrupted (Ctrl-C)"
+        print(f"{prog}: {what}", file=sys.stderr)
+        if debug:
+            raise
+        return INTERRUPTED
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+        return USER_ERROR if _is_user_error(exc) else 1
+
+
+def _is_user_error(exc: Exception) -> bool:
+    from lowlat.errors import LowlatError
+
+    return isinstance(exc, (UserError, ValueError, TypeError, OSError, LowlatError))
+
+
+def _one_line(exc: Exception) -> str:
+    """The exception as one line: its message (its type when that says
+    more), newlines folded; a hint when it looks like a bug, not a mistake."""
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, UserError):
+        return msg
+    if isinstance(exc, OSError) and exc.filename is not None:
+        msg = f"{exc.filename}: {exc.strerror or msg}"
+    text = f"{type(exc).__name__}: {msg}"
+    if not _is_user_error(exc):
+        text += " (this looks like a bug: run again with --debug and report the traceback)"
+    return text
+
+
+def _main(argv: list[str]) -> int:
+    p = _Parser(prog="python -m lowlat", description="lowlat: low-latency engineering, measured here.")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error (anywhere on the line)")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("doctor", help="what this machine can show (compiler, CPUs, pinning, counters, timers)")
     b = sub.add_parser("bench", help="run every benchmark, print a table, optionally write JSON")
