@@ -1,9 +1,12 @@
 """Author and instructor commands: ``python -m tools COMMAND`` from the
-repository root.  ``python -m tools --help`` lists them."""
+repository root.  ``python -m tools --help`` lists them.  An error is one
+line on stderr (exit 2 for a mistake in the call or its files, 1 otherwise;
+``--debug`` shows the traceback); Ctrl-C exits 130."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -29,6 +32,13 @@ def _exercises(args: argparse.Namespace) -> int:
 
 def _notebooks(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or notebooks.all_notebooks()
+    for p in paths:  # before executing any: a bad path is known at once
+        if not p.is_file():
+            raise ValueError(f"{p}: no such notebook" + (" (it is a folder)" if p.is_dir() else ""))
+        try:
+            json.loads(p.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            raise ValueError(f"{p}: not a notebook (a .ipynb file is JSON; {exc})") from None
     if args.check:
         return _report_notebook_problems(paths)
     for p in paths:
@@ -76,12 +86,58 @@ def _release(args: argparse.Namespace) -> int:
 def _class_report(args: argparse.Namespace) -> int:
     from tools.classroom import class_report
 
-    print(class_report(args.reports).table())
+    rep = class_report(args.reports)
+    print(rep.table())
+    for w in rep.warnings:
+        print(f"python -m tools class-report: warning: {w}", file=sys.stderr)
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line (the usage is in --help)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{message} (see {self.prog} --help)")
+
+
+class _UsageError(ValueError):
+    pass
+
+
+def _one_line(exc: BaseException, limit: int = 600) -> str:
+    """An error message folded to one line (long ones cut: --debug has it all)."""
+    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip()).replace(":; ", ": ")
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    text = text or type(exc).__name__
+    if not isinstance(exc, (ValueError, OSError, authoring.AuthoringError)):
+        text = f"{type(exc).__name__}: {text}"
+    return text if len(text) <= limit else text[:limit] + " ... (run with --debug for all of it)"
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools", description="lowlat-course: author and instructor tools.")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    cmd = next((a for a in argv if not a.startswith("-")), "")
+    prog = f"python -m tools {cmd}".rstrip()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted (Ctrl-C)", file=sys.stderr)
+        if debug:
+            raise
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"{prog}: {_one_line(exc)}", file=sys.stderr)
+        return 2 if isinstance(exc, (ValueError, OSError, authoring.AuthoringError)) else 1
+
+
+def _main(argv: list[str]) -> int:
+    p = _Parser(prog="python -m tools", description="lowlat-course: author and instructor tools.")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error (anywhere on the line)")
     sub = p.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("exercises", help="authors: regenerate exercises/ from solutions/")
     e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
@@ -105,11 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "release": _release,
         "class-report": _class_report,
     }[args.cmd]
-    try:
-        return handler(args)
-    except (authoring.AuthoringError, FileExistsError, ValueError) as exc:
-        print(f"python -m tools {args.cmd}: {exc}", file=sys.stderr)
-        return 2
+    return handler(args)
 
 
 if __name__ == "__main__":

@@ -88,11 +88,22 @@ def release(dest: str | Path, root: Path = ROOT, ref: str = "HEAD") -> list[Path
     out = Path(dest)
     if out.exists():
         raise FileExistsError(f"{out} exists; give a new folder for the release")
+    if not out.parent.is_dir():
+        raise ValueError(f"cannot create the release folder {out}: {out.parent} is not a folder (create it first)")
+    try:
+        out.mkdir()  # before the slow part: a folder that cannot be made is known at once
+    except OSError as exc:
+        raise ValueError(f"cannot create the release folder {out} ({exc.strerror or exc})") from None
     with tempfile.TemporaryDirectory(prefix="lowlat-release-") as tmp:
         tree = Path(tmp)
-        _committed_tree(root, ref, tree)
-        problems = release_problems(tree)
+        try:
+            _committed_tree(root, ref, tree)
+            problems = release_problems(tree)
+        except BaseException:
+            out.rmdir()
+            raise
         if problems:
+            out.rmdir()
             raise ValueError(f"not releasing {ref}:\n  " + "\n  ".join(problems))
         written = []
         for src in sorted(p for p in tree.rglob("*") if p.is_file()):
@@ -111,6 +122,7 @@ def release(dest: str | Path, root: Path = ROOT, ref: str = "HEAD") -> list[Path
 class ClassReport:
     exercises: list[str] = field(default_factory=list)
     students: dict[str, dict[str, bool]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. a report without any exercise case
 
     def table(self) -> str:
         w = max([len("student")] + [len(s) for s in self.students])
@@ -141,15 +153,30 @@ def _exercise_of(testcase: ET.Element) -> str | None:
 
 def class_report(paths: list[str | Path]) -> ClassReport:
     """One JUnit XML per student (the file's stem is the student's name).
-    An exercise passes when every cell of its notebook passed."""
+    An exercise passes when every cell of its notebook passed.  Raises
+    ValueError for a missing, unreadable or malformed report, for two reports
+    of one name, and when no report holds an exercise case; a report without
+    any is a warning (its student passed nothing)."""
     rep = ClassReport()
     seen: set[str] = set()
+    names: dict[str, Path] = {}
     for p in paths:
         path = Path(p)
+        if path.stem in names:
+            raise ValueError(
+                f"two reports are named {path.stem!r} ({names[path.stem]} and {path}): a report's file name is its "
+                "student's name; rename one"
+            )
+        names[path.stem] = path
+        if not path.is_file():
+            raise ValueError(f"{path}: no such report" + (" (it is a folder)" if path.is_dir() else ""))
         try:
             tree = ET.parse(path)
-        except (ET.ParseError, OSError) as exc:
-            raise ValueError(f"{path}: not a JUnit XML report ({exc})") from exc
+        except ET.ParseError as exc:
+            why = "the file is empty" if path.stat().st_size == 0 else str(exc)
+            raise ValueError(f"{path}: not a JUnit XML report ({why})") from exc
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
         res: dict[str, bool] = {}
         for tc in tree.iter("testcase"):
             ex = _exercise_of(tc)
@@ -158,6 +185,16 @@ def class_report(paths: list[str | Path]) -> ClassReport:
             ok = not any(child.tag in ("failure", "error") for child in tc)
             res[ex] = res.get(ex, True) and ok
             seen.add(ex)
+        if not res:
+            rep.warnings.append(
+                f"{path}: no exercise case in this report (made by `pytest --nbval exercises/ --junitxml={path}`?); "
+                f"{path.stem} is counted as passing nothing"
+            )
         rep.students[path.stem] = res
+    if not seen:
+        raise ValueError(
+            f"none of the {len(names)} report(s) holds an exercise case: make each with "
+            "`pytest --nbval exercises/ --junitxml=reports/NAME.xml`"
+        )
     rep.exercises = sorted(seen)
     return rep
