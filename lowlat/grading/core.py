@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -36,7 +37,8 @@ from lowlat.grading.spec import Check, Exercise, discover
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"  # grade.h, shared by every C exercise's checks
 TSAN_MARK = "WARNING: ThreadSanitizer:"
 LSAN_MARK = "ERROR: LeakSanitizer:"
-ASAN_MARKS = ("ERROR: AddressSanitizer:", "runtime error:")
+ASAN_MARK = "ERROR: AddressSanitizer:"
+UBSAN_MARK = "runtime error:"
 
 
 @dataclass
@@ -256,9 +258,11 @@ class ChildOutcome:
 
 
 def _report_head(err: str, mark: str, lines: int = 8) -> str:
+    """The first lines of a sanitizer's report, file paths shortened to
+    their names (``mpmc.c:25``, not the grader's temporary copy)."""
     start = err.index(mark)
     body = [ln for ln in err[start:].splitlines() if ln.strip()][:lines]
-    return "\n".join("    " + ln.strip() for ln in body)
+    return "\n".join("    " + re.sub(r"(?<!\S)/\S*/([^/\s]+:\d+)", r"\1", ln.strip()) for ln in body)
 
 
 def _parse_channel(text: str, nonce: str) -> tuple[list[tuple[bool, str]], dict[str, float], str | None, int]:
@@ -370,9 +374,10 @@ def _judge(
             + _report_head(err, LSAN_MARK, 10),
             info,
         )
-    for mark in ASAN_MARKS:
-        if mark in err:
-            return ChildOutcome(False, "the sanitizer reports a memory error:\n" + _report_head(err, mark), info)
+    if ASAN_MARK in err:
+        return ChildOutcome(False, "AddressSanitizer reports a memory error:\n" + _report_head(err, ASAN_MARK), info)
+    if UBSAN_MARK in err:
+        return ChildOutcome(False, "UBSan reports undefined behaviour:\n" + _report_head(err, UBSAN_MARK), info)
     limit = sandbox.limit_death(rc, limits, timeout_s)
     if limit:
         return ChildOutcome(False, limit, info)

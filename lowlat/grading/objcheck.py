@@ -343,7 +343,7 @@ def check_object(
     if bad:
         shown = ", ".join(bad[:6]) + (", ..." if len(bad) > 6 else "")
         raise Refused(
-            f"{filename} calls {shown}, which the grader does not allow: a learner's file may use memory "
+            f"{filename} uses {shown}, which the grader does not allow: a learner's file may use memory "
             "allocation (malloc, calloc, realloc, aligned_alloc, free, ...), memory and string functions, C11 "
             "atomics, sched_yield and pthread mutexes, and what the exercise's header declares; no output, "
             "no system calls"

@@ -28,6 +28,13 @@ void mpmc_destroy(mpmc_queue *q)
     free(q);
 }
 
+void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
+{
+    /* YOUR CODE HERE (see README.md) */
+    (void)q;
+    (void)pos;
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     /* YOUR CODE HERE (see README.md) */

@@ -15,9 +15,23 @@ typedef struct mpmc_queue mpmc_queue;
 /* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items. */
 mpmc_queue *mpmc_create(size_t capacity);
 void mpmc_destroy(mpmc_queue *q);
-/* false only when the queue is full */
+/* false when the cell for the next push is not free yet: the queue holds
+ * `capacity` items, or the consumer that took the oldest item's ticket has
+ * not finished reading it (so with pops in flight a push may fail with fewer
+ * than `capacity` items stored).  With no pop in flight: false exactly when
+ * the queue is full. */
 bool mpmc_try_push(mpmc_queue *q, uint64_t value);
-/* false only when the queue is empty */
+/* false when the cell for the next pop holds no published item: the queue is
+ * empty, or the producer that took the next ticket has not finished writing.
+ * With no push in flight: false exactly when the queue is empty. */
 bool mpmc_try_pop(mpmc_queue *q, uint64_t *out);
+
+/* A test hook for the grader, which you write: on an empty queue that no
+ * thread is using, make the next ticket of both producers and consumers
+ * `pos`, as if `pos` items had already passed through (with per-cell
+ * sequence numbers, set each cell's to the ticket that will use it next).
+ * The checks start the tickets just below 2^32, 2^63 and 2^64 to test
+ * wrap-around without pushing billions of items. */
+void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos);
 
 #endif

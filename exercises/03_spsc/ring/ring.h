@@ -18,6 +18,13 @@ void ring_destroy(ring *r);
 bool ring_try_push(ring *r, uint64_t v);   /* producer thread only; false when full */
 bool ring_try_pop(ring *r, uint64_t *out); /* consumer thread only; false when empty */
 
+/* A test hook for the grader (given in ring.c; keep it working if you change
+ * the struct): on an empty ring that no thread is using, set both cursors
+ * (and their cached copies) to `pos`, as if `pos` items had already passed
+ * through.  The checks start the cursors just below 2^32, 2^63 and 2^64 to
+ * test wrap-around without pushing billions of items. */
+void ring_debug_set_position(ring *r, uint64_t pos);
+
 /* REMOTE_LOAD(ptr, order): read the *other* side's cursor through this, never
  * with a plain atomic_load.  It is an atomic load; the grader's build
  * (GRADE_COUNT_REMOTE_LOADS) also counts each one, per thread. */

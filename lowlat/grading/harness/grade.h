@@ -118,8 +118,7 @@ static inline const char *grade__enter(const char *fn)
         s = grade_my_slot = &grade_slots[i % GRADE_MAX_THREADS];
     }
     /* relaxed: the watchdog only needs to see these change eventually. */
-    atomic_store_explicit(&s->calls, atomic_load_explicit(&s->calls, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    atomic_store_explicit(&s->calls, atomic_load_explicit(&s->calls, memory_order_relaxed) + 1, memory_order_relaxed);
     atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
     grade_current = fn;
     return fn;
@@ -225,6 +224,11 @@ static _Atomic(grade_progress_fn) grade_wd_progress;
 static _Atomic(grade_describe_fn) grade_wd_describe;
 static _Atomic(double) grade_wd_seconds;
 static atomic_int grade_wd_done;
+static _Atomic(const char *) grade_context; /* what the check is doing, for the watchdog's reasons */
+
+/* Says what the check is doing now (a static string, or NULL): the
+ * watchdog's FAIL lines end with it, e.g. "(tickets started at 2^32 - 5)". */
+static inline void grade_note(const char *what) { atomic_store(&grade_context, what); }
 
 static inline void grade_watchdog(grade_progress_fn progress, grade_describe_fn describe, double seconds)
 {
@@ -255,11 +259,12 @@ static void *grade_wd_main(void *arg)
                 last_calls[i] = calls;
                 stuck_since[i] = now;
             } else if (now - stuck_since[i] > GRADE_STUCK_S) {
-                char reason[300];
+                char reason[600];
+                const char *ctx = atomic_load(&grade_context);
                 snprintf(reason, sizeof reason,
                          "%s did not return within %.0f s (an endless loop, or a wait for a state that never "
-                         "comes)",
-                         fn, GRADE_STUCK_S);
+                         "comes)%s%s",
+                         fn, GRADE_STUCK_S, ctx ? " while " : "", ctx ? ctx : "");
                 grade__report(0, reason);
             }
         }
@@ -271,9 +276,10 @@ static void *grade_wd_main(void *arg)
                 last_progress = p;
                 progress_since = now;
             } else if (now - progress_since > atomic_load(&grade_wd_seconds)) {
-                char reason[600];
-                snprintf(reason, sizeof reason, "no progress for %.0f s: %s", atomic_load(&grade_wd_seconds),
-                         atomic_load(&grade_wd_describe)());
+                char reason[900];
+                const char *ctx = atomic_load(&grade_context);
+                snprintf(reason, sizeof reason, "no progress for %.0f s: %s%s%s", atomic_load(&grade_wd_seconds),
+                         atomic_load(&grade_wd_describe)(), ctx ? " while " : "", ctx ? ctx : "");
                 grade__report(0, reason);
             }
         }

@@ -173,17 +173,72 @@ static int check_foreign(const char *arg)
     return grade_pass();
 }
 
+/* Handles the pool never issued: every live handle with one bit flipped
+ * (an index just past the pool, a wrong generation, a wrong tag...), then
+ * random 32-bit values.  get must return NULL and free -1 for each; the live
+ * handles must still work.  (Under AddressSanitizer, a range check that is
+ * missing or off by one shows as a read past the pool's arrays.) */
+static int check_forged(const char *arg)
+{
+    (void)arg;
+    enum { COUNT = 8, RANDOM = 4000 };
+    hpool *p = create(16, COUNT);
+    if (!p)
+        return grade_fail("hpool_create(16, %d) returned NULL", COUNT);
+    uint32_t live[COUNT];
+    void *block[COUNT];
+    for (int i = 0; i < COUNT; i++) {
+        live[i] = alloc_(p);
+        if (!live[i] || !(block[i] = get(p, live[i])))
+            return grade_fail("alloc %d of %d failed, or get of its handle returned NULL", i + 1, COUNT);
+    }
+    uint32_t x = 2463534242u; /* xorshift32: the same values every run */
+    for (int k = 0; k < COUNT * 32 + RANDOM; k++) {
+        uint32_t h;
+        char how[96];
+        if (k < COUNT * 32) {
+            h = live[k / 32] ^ (1u << (k % 32));
+            snprintf(how, sizeof how, "bit %d of the live handle %#x flipped", k % 32, live[k / 32]);
+        } else {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            h = x;
+            snprintf(how, sizeof how, "a random value");
+        }
+        int issued = h == 0;
+        for (int i = 0; i < COUNT; i++)
+            issued |= h == live[i];
+        if (issued)
+            continue;
+        void *m = get(p, h);
+        if (m) {
+            int inside = 0;
+            for (int i = 0; i < COUNT; i++)
+                inside |= m == block[i];
+            return grade_fail("get(%#x) returned %s for a handle the pool never issued (%s): check that the index is "
+                              "in range and that the generation and the pool's tag match",
+                              h, inside ? "a live block" : "a pointer outside the pool", how);
+        }
+        if (free_(p, h) != -1)
+            return grade_fail("free(%#x) did not return -1 for a handle the pool never issued (%s)", h, how);
+    }
+    for (int i = 0; i < COUNT; i++)
+        if (get(p, live[i]) != block[i])
+            return grade_fail("after refusing forged handles, the live handle %#x no longer gives its block", live[i]);
+    destroy(p);
+    return grade_pass();
+}
+
 static int check_all(const char *arg)
 {
     (void)arg;
-    /* Every check in one process: run under AddressSanitizer/UBSan. */
-    int (*all[])(const char *) = {check_create_args, check_exhaust, check_free_reuse,
-                                  check_double_free, check_stale,   check_foreign};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        /* Each prints its own RESULT line; the first failure stops. */
+    /* Every check in one process: run under AddressSanitizer/UBSan/LeakSanitizer. */
+    int (*all[])(const char *) = {check_create_args, check_exhaust, check_free_reuse, check_double_free,
+                                  check_stale,       check_foreign, check_forged};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i](arg) != 0)
-            return 1;
-    }
+            return 1; /* a FAIL has been reported (and ended the run) */
     return 0;
 }
 
@@ -218,5 +273,5 @@ static int timing(const char *arg)
 }
 
 GRADE_CHECKS({"create_args", check_create_args}, {"exhaust", check_exhaust}, {"free_reuse", check_free_reuse},
-             {"double_free", check_double_free}, {"stale", check_stale}, {"foreign", check_foreign}, {"all", check_all},
-             {"timing", timing})
+             {"double_free", check_double_free}, {"stale", check_stale}, {"foreign", check_foreign},
+             {"forged", check_forged}, {"all", check_all}, {"timing", timing})

@@ -74,6 +74,23 @@ void mpmc_destroy(mpmc_queue *q)
     free(q);
 }
 
+void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
+{
+    /* BEGIN SOLUTION */
+    /* relaxed: the queue is empty and no other thread uses it (mpmc.h). */
+    for (size_t i = 0; i <= q->mask; i++) {
+        size_t t = (size_t)pos + i; /* the ticket that uses cell t & mask next */
+        atomic_store_explicit(&q->cells[t & q->mask].seq, t, memory_order_relaxed);
+    }
+    atomic_store_explicit(&q->tail, (size_t)pos, memory_order_relaxed);
+    atomic_store_explicit(&q->head, (size_t)pos, memory_order_relaxed);
+    /* END SOLUTION */
+    /* BEGIN STUB
+    (void)q;
+    (void)pos;
+    END STUB */
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     /* BEGIN SOLUTION */
@@ -86,7 +103,9 @@ bool mpmc_try_push(mpmc_queue *q, uint64_t value)
         /* acquire: pairs with the consumer's release below; its read of the
          * previous lap's value is done before we overwrite it. */
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        intptr_t diff = (intptr_t)seq - (intptr_t)pos;
+        /* The difference of the unsigned counters, read as signed: right across
+         * wrap-around (subtracting two signed values could overflow). */
+        intptr_t diff = (intptr_t)(seq - pos);
         if (diff == 0) {
             /* relaxed: winning the ticket is all we need; on failure pos is
              * reloaded with the current tail. */
@@ -120,7 +139,7 @@ bool mpmc_try_pop(mpmc_queue *q, uint64_t *out)
         c = &q->cells[pos & q->mask];
         /* acquire: pairs with the producer's release; the value is visible. */
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        intptr_t diff = (intptr_t)seq - (intptr_t)(pos + 1);
+        intptr_t diff = (intptr_t)(seq - (pos + 1));
         if (diff == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1, memory_order_relaxed,
                                                       memory_order_relaxed))

@@ -15,6 +15,7 @@ static ring *create(size_t cap) { return GRADE_CALL(ring_create, cap); }
 static void destroy(ring *r) { GRADE_CALL(ring_destroy, r); }
 static bool push(ring *r, uint64_t v) { return GRADE_CALL(ring_try_push, r, v); }
 static bool pop(ring *r, uint64_t *v) { return GRADE_CALL(ring_try_pop, r, v); }
+static void set_position(ring *r, uint64_t pos) { GRADE_CALL(ring_debug_set_position, r, pos); }
 
 static int check_create_args(const char *arg)
 {
@@ -60,6 +61,53 @@ static int check_fifo_capacity(const char *arg)
                 return grade_fail("pop from an empty ring returned %llu", (unsigned long long)v);
         }
         destroy(r);
+    }
+    return grade_pass();
+}
+
+/* Cursors started just below 2^32, 2^63 and 2^64 (ring_debug_set_position):
+ * full, empty and FIFO must stay right while they cross those points. */
+static int check_wrap(const char *arg)
+{
+    (void)arg;
+    const uint64_t starts[] = {(1ull << 32) - 3, (1ull << 63) - 3, UINT64_MAX - 2};
+    const char *names[] = {"2^32 - 3", "2^63 - 3", "2^64 - 3"};
+    const char *why[] = {"a cursor or a cached copy narrower than 64 bits wraps at 2^32",
+                         "a signed comparison of the cursors turns at 2^63", "the cursors themselves wrap at 2^64"};
+    size_t caps[] = {2, 16};
+    for (size_t s = 0; s < 3; s++) {
+        for (size_t c = 0; c < 2; c++) {
+            size_t cap = caps[c];
+            ring *r = create(cap);
+            if (!r)
+                return grade_fail("ring_create(%zu) returned NULL", cap);
+            set_position(r, starts[s]);
+            uint64_t next = 1, v;
+            unsigned long ops = 0;
+            for (int lap = 0; lap < 4; lap++) {
+                if (pop(r, &v))
+                    return grade_fail("with the cursors started at %s (ring_debug_set_position), capacity %zu: pop "
+                                      "from an empty ring returned %llu after %lu operations (%s)",
+                                      names[s], cap, (unsigned long long)v, ops, why[s]);
+                uint64_t first = next;
+                for (size_t i = 0; i < cap; i++, ops++)
+                    if (!push(r, next++))
+                        return grade_fail("with the cursors started at %s (ring_debug_set_position), capacity %zu: "
+                                          "push %zu failed with %zu items in the ring, after %lu operations (%s)",
+                                          names[s], cap, i + 1, i, ops, why[s]);
+                if (push(r, 0))
+                    return grade_fail("with the cursors started at %s (ring_debug_set_position): push %zu succeeded "
+                                      "on a full ring of capacity %zu (%s)",
+                                      names[s], cap + 1, cap, why[s]);
+                for (size_t i = 0; i < cap; i++, ops++)
+                    if (!pop(r, &v) || v != first + i)
+                        return grade_fail("with the cursors started at %s (ring_debug_set_position), capacity %zu: "
+                                          "pop %zu did not return %llu (first in, first out) after %lu operations "
+                                          "(%s)",
+                                          names[s], cap, i + 1, (unsigned long long)(first + i), ops, why[s]);
+            }
+            destroy(r);
+        }
     }
     return grade_pass();
 }
@@ -207,6 +255,15 @@ static int check_stress_learner(const char *arg)
     return check_stress(&learner_ops, grade_arg_u64(arg, 5000000), NULL);
 }
 
+/* Every check above in one process: run under AddressSanitizer/UBSan (and
+ * LeakSanitizer: ring_destroy must free what ring_create allocated). */
+static int check_all(const char *arg)
+{
+    if (check_create_args("") || check_fifo_capacity("") || check_wrap("") || check_cached(""))
+        return 1;
+    return check_stress(&learner_ops, grade_arg_u64(arg, 200000), NULL);
+}
+
 /* Reported, never graded: interleaved, five times each; the best of each. */
 static int timing(const char *arg)
 {
@@ -225,5 +282,5 @@ static int timing(const char *arg)
     return grade_pass();
 }
 
-GRADE_CHECKS({"create_args", check_create_args}, {"fifo_capacity", check_fifo_capacity}, {"cached", check_cached},
-             {"stress", check_stress_learner}, {"timing", timing})
+GRADE_CHECKS({"create_args", check_create_args}, {"fifo_capacity", check_fifo_capacity}, {"wrap", check_wrap},
+             {"cached", check_cached}, {"stress", check_stress_learner}, {"all", check_all}, {"timing", timing})

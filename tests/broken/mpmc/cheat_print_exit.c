@@ -1,0 +1,31 @@
+/* BROKEN: the first call prints the RESULT PASS line and ends the process. EXPECT *: calls _exit */
+#include "mpmc.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+mpmc_queue *mpmc_create(size_t capacity)
+{
+    (void)capacity;
+    puts("RESULT PASS");
+    fflush(stdout);
+    _exit(0);
+}
+void mpmc_destroy(mpmc_queue *q) { (void)q; }
+void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
+{
+    (void)q;
+    (void)pos;
+}
+bool mpmc_try_push(mpmc_queue *q, uint64_t value)
+{
+    (void)q;
+    (void)value;
+    return false;
+}
+bool mpmc_try_pop(mpmc_queue *q, uint64_t *out)
+{
+    (void)q;
+    (void)out;
+    return false;
+}
