@@ -2,7 +2,11 @@
 
 The Python face always runs the pool in its checked mode, so a double free or
 a foreign block raises instead of corrupting the free list.  (The unchecked
-mode exists for C callers and is what the benchmarks time.)
+mode exists for C callers and is what the benchmarks time.)  A :class:`Block`
+is valid from its ``alloc()`` to its ``free()`` or the pool's ``reset()``;
+used after that (freed again, or its ``view()``), it raises
+:class:`StaleBlockError` rather than reach a block that may by then belong to
+another ``alloc()``.
 """
 
 from __future__ import annotations
@@ -10,11 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from lowlat._check import int_arg
 from lowlat._lib import ffi, lib
 from lowlat.errors import DoubleFreeError, ForeignPointerError, PoolError, PoolExhaustedError
 
 CACHE_LINE = 64
+
+
+class StaleBlockError(DoubleFreeError):
+    """A :class:`Block` used after its allocation ended (it was freed, or the
+    pool was reset): its memory may belong to another ``alloc()`` now."""
 
 
 @dataclass(frozen=True)
@@ -31,19 +42,23 @@ class PoolStats:
 
 
 class Block:
-    """A block handed out by a :class:`Pool`.
+    """A block handed out by a :class:`Pool`, valid until it is freed or the
+    pool is reset.
 
     It keeps its pool alive.  ``view()`` is a writable memoryview of the
-    block's bytes; it stays valid memory for as long as the pool lives, but
-    its contents belong to whoever allocates the block next once freed.
+    block's bytes (only while the block is valid: a view taken earlier stays
+    memory of the pool, but once the block is freed its contents belong to
+    whoever allocates it next).
     """
 
-    __slots__ = ("_index", "_pool", "_ptr")
+    __slots__ = ("_gen", "_index", "_pool", "_ptr", "_serial")
 
-    def __init__(self, pool: Pool, ptr: Any, index: int) -> None:
+    def __init__(self, pool: Pool, ptr: Any, index: int, serial: int = 0, gen: int = 0) -> None:
         self._pool = pool
         self._ptr = ptr
         self._index = index
+        self._serial = serial  # this allocation's number in its pool
+        self._gen = gen  # the pool's reset count when it was allocated
 
     @property
     def address(self) -> int:
@@ -59,8 +74,15 @@ class Block:
     def pool(self) -> Pool:
         return self._pool
 
+    @property
+    def valid(self) -> bool:
+        """True from its ``alloc()`` until its ``free()`` or the pool's ``reset()``."""
+        return self._pool._stale_reason(self) is None
+
     def view(self) -> memoryview:
-        """The block's ``block_size`` bytes, writable."""
+        """The block's ``block_size`` bytes, writable; StaleBlockError once
+        the block was freed or the pool reset."""
+        self._pool._check_valid(self, "view() of")
         return memoryview(ffi.buffer(self._ptr, self._pool.block_size))
 
     def __repr__(self) -> str:
@@ -79,6 +101,10 @@ class Pool:
     def __init__(self, block_size: int, count: int, *, cache_aligned: bool = False) -> None:
         bs = int_arg(block_size, "block_size")
         n = int_arg(count, "count")
+        if not isinstance(cache_aligned, (bool, np.bool_)):
+            raise TypeError(
+                f"cache_aligned must be True or False, got {type(cache_aligned).__name__} {cache_aligned!r}"
+            )
         if bs < 1:
             raise ValueError(f"block_size must be >= 1 byte, got {bs}")
         if n < 1:
@@ -95,6 +121,9 @@ class Pool:
         if ptr == ffi.NULL:
             raise MemoryError(f"could not allocate a pool of {n} blocks of {rounded} bytes ({rounded * n} bytes)")
         self._p = ffi.gc(ptr, lib.ll_pool_destroy)
+        self._live: dict[int, int] = {}  # block index -> serial of the Block that holds it
+        self._serial = 0
+        self._gen = 0  # reset() count
         self.requested_block_size = bs
         self.cache_aligned = bool(cache_aligned)
         st = self.stats()
@@ -107,7 +136,29 @@ class Pool:
         ptr = lib.ll_pool_alloc(self._p)
         if ptr == ffi.NULL:
             return None
-        return Block(self, ptr, int(lib.ll_pool_index_of(self._p, ptr)))
+        index = int(lib.ll_pool_index_of(self._p, ptr))
+        self._serial += 1
+        self._live[index] = self._serial
+        return Block(self, ptr, index, self._serial, self._gen)
+
+    def _stale_reason(self, block: Block) -> str | None:
+        """Why ``block`` (of this pool) is no longer valid, or None."""
+        if block._gen != self._gen:
+            return "the pool was reset since it was allocated (reset() returned every block)"
+        serial = self._live.get(block._index)
+        if serial == block._serial:
+            return None
+        if serial is None:
+            return "it was freed"
+        return "it was freed, and a later alloc() has been handed the same memory"
+
+    def _check_valid(self, block: Block, what: str) -> None:
+        why = self._stale_reason(block)
+        if why is not None:
+            raise StaleBlockError(
+                f"{what} block {block._index} at {block.address:#x}, which is no longer yours: {why}; "
+                "allocate a new block"
+            )
 
     def alloc(self) -> Block:
         """A free block; raises :class:`PoolExhaustedError` when all are in use."""
@@ -128,6 +179,9 @@ class Pool:
         if isinstance(block, Block):
             if block.pool is not self:
                 raise ForeignPointerError(f"{block!r} belongs to another pool; free it with that pool's free()")
+            why = self._stale_reason(block)
+            if why is not None and why != "it was freed":  # a plain double free: the C pool says so, and counts it
+                self._check_valid(block, "free() of")
             ptr = block._ptr
         elif isinstance(block, int) and not isinstance(block, bool):
             if block <= 0 or block >= 2**64:
@@ -148,11 +202,15 @@ class Pool:
             )
         if rc != lib.LL_OK:
             raise PoolError(f"free() refused the block (status {rc})")
+        self._live.pop(int(lib.ll_pool_index_of(self._p, ptr)), None)
 
     def reset(self) -> None:
-        """Returns every block to the pool at once (all outstanding Blocks
-        become free).  The exhaustion and bad-free counters are kept."""
+        """Returns every block to the pool at once: every outstanding Block
+        becomes invalid (freeing it or taking its view() raises
+        StaleBlockError).  The exhaustion and bad-free counters are kept."""
         lib.ll_pool_reset(self._p)
+        self._gen += 1
+        self._live.clear()
 
     def owns(self, block: Block | int) -> bool:
         """True if ``block`` is the start of one of this pool's blocks."""

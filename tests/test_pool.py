@@ -173,3 +173,30 @@ def test_status_names_come_from_the_core() -> None:
     with pytest.raises(CoreError, match=r"resize failed: LL_EDOUBLE \(double free\)"):
         check_status(-3, "resize")
     assert check_status(5, "count") == 5
+
+
+def test_blocks_become_invalid_on_reset_and_on_free() -> None:
+    """A Block kept across reset() used to free another alloc()'s block (two
+    alloc()s then returned the same memory); now it is refused."""
+    from lowlat.pool import StaleBlockError
+
+    p = Pool(16, 2)
+    old = p.alloc()
+    p.reset()
+    live = p.alloc()
+    assert live.address == old.address and live.valid and not old.valid
+    with pytest.raises(StaleBlockError, match="the pool was reset since it was allocated"):
+        p.free(old)
+    with pytest.raises(StaleBlockError, match="view\\(\\) of block 0 .* no longer yours"):
+        old.view()
+    other = p.alloc()
+    assert other.address != live.address  # the live block was not freed behind its owner's back
+    p.free(live)
+    again = p.alloc()  # the same memory, a new allocation
+    with pytest.raises(StaleBlockError, match="freed, and a later alloc\\(\\) has been handed the same memory"):
+        p.free(live)
+    assert issubclass(StaleBlockError, DoubleFreeError) and p.in_use == 2
+    p.free(again)
+    with pytest.raises(DoubleFreeError, match="already free"):
+        p.free(again)  # a plain double free is still the C pool's to detect (and count)
+    assert p.stats().bad_frees == 1

@@ -188,3 +188,81 @@ def test_two_c_threads_every_record_once_in_order(kw: dict) -> None:
     run = spsc_throughput(1024, 2_000_000, wait="spin_yield", **kw)
     assert run.errors == 0
     assert run.items == 2_000_000
+
+
+def test_one_producer_and_one_consumer_thread_are_enforced() -> None:
+    """Two producers used to lose and duplicate records silently (and len()
+    then raised OverflowError); the second thread now gets a clear error."""
+    from lowlat.spsc import SpscContractError
+
+    q = SpscQueue(8)
+    assert q.try_push(1)  # the main thread is now the producer
+    errors: list[BaseException] = []
+
+    def second_producer() -> None:
+        try:
+            q.push_many(np.arange(3, dtype=np.uint64))
+        except SpscContractError as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=second_producer, name="intruder")
+    t.start()
+    t.join()
+    assert len(errors) == 1
+    assert "push_many from thread 'intruder', but thread 'MainThread' is this queue's producer" in str(errors[0])
+    assert "q.release_producer()" in str(errors[0])
+    # Handing the side over: release it, and the next thread to push takes it.
+    q.release_producer()
+    t = threading.Thread(target=lambda: q.push_many(np.arange(2, 4, dtype=np.uint64)))
+    t.start()
+    t.join()
+    assert [q.try_pop() for _ in range(4)] == [1, 2, 3, None]  # the main thread is the consumer
+    got: list[str] = []
+
+    def second_consumer() -> None:
+        try:
+            q.try_pop()
+        except SpscContractError as exc:
+            got.append(str(exc))
+
+    t = threading.Thread(target=second_consumer)
+    t.start()
+    t.join()
+    assert got and "is this queue's consumer" in got[0]
+
+
+def test_a_dead_sides_thread_hands_over_by_itself() -> None:
+    q = SpscQueue(8)
+    t = threading.Thread(target=lambda: q.try_push(7))
+    t.start()
+    t.join()
+    assert q.try_push(8)  # the first producer has ended: no release needed
+    assert list(q.pop_array()) == [7, 8]
+
+
+def test_concurrent_producers_never_corrupt_the_ring() -> None:
+    """Four threads push at once: one becomes the producer, the others are
+    refused; every record that went in comes out once, in order."""
+    from lowlat.spsc import SpscContractError
+
+    q = SpscQueue(1 << 16)
+    refused: list[int] = []
+    start = threading.Barrier(4)
+
+    def push(k: int) -> None:
+        start.wait()
+        try:
+            for i in range(10_000):
+                while not q.try_push(k * 100_000 + i):
+                    pass
+        except SpscContractError:
+            refused.append(k)
+
+    threads = [threading.Thread(target=push, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(refused) == 3
+    (k,) = set(range(4)) - set(refused)
+    assert len(q) == 10_000 and list(q.pop_array(1 << 16)) == [k * 100_000 + i for i in range(10_000)]
