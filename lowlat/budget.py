@@ -12,6 +12,8 @@ stages before it, then from the unallotted reserve; whatever is left is
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +22,45 @@ import numpy as np
 
 RESERVE = "reserve"
 OVER_BUDGET = "over budget"
+
+
+def _us(value: Any, what: str, *, zero: bool = False) -> float:
+    """A finite number of us, > 0 (>= 0 with ``zero``): NaN, inf, negatives
+    and non-numbers are refused with ``what`` named."""
+    allowed = "a finite number of us >= 0" if zero else "a finite number of us > 0"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be {allowed}, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not zero):
+        raise ValueError(f"{what} must be {allowed}, got {value!r}")
+    return v
+
+
+def _samples(name: str, values: Any) -> np.ndarray:
+    """One stage's samples (ns) as float64: finite and >= 0, at least one."""
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {type(values).__name__} ({exc})") from None
+    a = a.ravel()
+    if a.size == 0:
+        raise ValueError(f"stage {name!r} has no samples")
+    for bad, label in ((np.isnan(a), "NaN"), (np.isinf(a), "infinite"), (a < 0, "negative")):
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise ValueError(
+                f"stage {name!r} has {int(bad.sum())} {label} sample(s) (the first at index {first}: {float(a[first])!r}); "
+                "samples must be finite durations >= 0 ns"
+            )
+    return a
+
+
+def _percentile(p: Any) -> float:
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
+        raise TypeError(f"percentile must be a number in [0, 100], got {type(p).__name__} {p!r}")
+    if not 0 <= float(p) <= 100:
+        raise ValueError(f"percentile must be in [0, 100], got {p!r}")
+    return float(p)
 
 
 def _eaten(who: str, us: float) -> str:
@@ -132,26 +173,32 @@ def _check_stages(allotments: Mapping[str, float] | Sequence[tuple[str, float]])
     if not items:
         raise ValueError("a budget needs at least one stage")
     out: dict[str, float] = {}
-    for name, us in items:
+    for item in items:
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise TypeError(f"each stage must be a (name, allotment in us) pair, got {item!r}")
+        name, us = item
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a stage's name must be a non-empty string, got {name!r}")
         if name in out:
             raise ValueError(f"stage {name!r} appears twice; stage names must be unique")
-        if not isinstance(us, (int, float)) or isinstance(us, bool) or not us > 0:
-            raise ValueError(f"stage {name!r} needs a positive allotment in us, got {us!r}")
-        out[str(name)] = float(us)
+        out[name] = _us(us, f"the allotment of stage {name!r}")
     return out
 
 
 def stage_percentiles(samples_ns: Mapping[str, Any], percentile: float) -> dict[str, float]:
     """The ``percentile`` of each stage's samples, ns in, us out (numpy's
-    default linear interpolation)."""
-    return {
-        k: float(np.percentile(np.asarray(v, dtype=np.float64), percentile)) / 1000.0 for k, v in samples_ns.items()
-    }
+    default linear interpolation).  Samples must be finite and >= 0."""
+    p = _percentile(percentile)
+    return {k: float(np.percentile(_samples(k, v), p)) / 1000.0 for k, v in samples_ns.items()}
 
 
 def attribute(stages: Sequence[tuple[str, float, float]], total_us: float) -> list[tuple[tuple[str, float], ...]]:
     """For (name, allotment_us, measured_us) in pipeline order: whose time
     each overrun ate (see the module's rule)."""
+    total_us = _us(total_us, "total_us")
+    for name, a, m in stages:
+        _us(a, f"the allotment of stage {name!r}")
+        _us(m, f"the measured time of stage {name!r}", zero=True)
     slack = [max(0.0, a - m) for _, a, m in stages]
     reserve = max(0.0, total_us - sum(a for _, a, _ in stages))
     result: list[tuple[tuple[str, float], ...]] = []
@@ -181,7 +228,12 @@ def reallocate(measured_us: Mapping[str, float], total_us: float) -> dict[str, f
     """New allotments from measured percentiles: each stage gets what it was
     measured to need, and the leftover of the total is shared in proportion
     to those needs (bigger stages get more headroom).  Raises ValueError when
-    the needs alone exceed the total."""
+    the needs alone exceed the total, and for needs that are not finite
+    numbers >= 0."""
+    total_us = _us(total_us, "total_us")
+    if not measured_us:
+        raise ValueError("reallocate needs at least one stage's measured time")
+    measured_us = {k: _us(v, f"the measured need of stage {k!r}", zero=True) for k, v in measured_us.items()}
     need = sum(measured_us.values())
     if need > total_us:
         raise ValueError(
@@ -201,9 +253,7 @@ class Budget:
     allotments may leave part of the total unallotted (the reserve)."""
 
     def __init__(self, total_us: float, stages: Mapping[str, float] | Sequence[tuple[str, float]]) -> None:
-        if isinstance(total_us, bool) or not isinstance(total_us, (int, float)) or not total_us > 0:
-            raise ValueError(f"total_us must be a positive number of us, got {total_us!r}")
-        self.total_us = float(total_us)
+        self.total_us = _us(total_us, "total_us")
         self.allotments = _check_stages(stages)
         allotted = sum(self.allotments.values())
         if allotted > self.total_us + 1e-9:
@@ -214,9 +264,14 @@ class Budget:
         return self.total_us - sum(self.allotments.values())
 
     def report(self, samples_ns: Mapping[str, Any], percentile: float = 99.0) -> BudgetReport:
-        """Checks per-stage samples (ns) against the allotments."""
-        if not 0 <= percentile <= 100:
-            raise ValueError(f"percentile must be in [0, 100], got {percentile}")
+        """Checks per-stage samples (ns) against the allotments.  Samples must
+        be finite durations >= 0 (a NaN, inf or negative one is refused,
+        naming its stage and index, rather than hidden in a percentile)."""
+        percentile = _percentile(percentile)
+        if not isinstance(samples_ns, Mapping):
+            raise TypeError(
+                f"samples_ns must map each stage's name to its samples (ns), got {type(samples_ns).__name__}"
+            )
         missing = [s for s in self.allotments if s not in samples_ns]
         extra = [s for s in samples_ns if s not in self.allotments]
         if missing or extra:
@@ -224,10 +279,7 @@ class Budget:
                 f"samples must have exactly the budget's stages {list(self.allotments)}; "
                 f"missing {missing}, unknown {extra}"
             )
-        arrays = {k: np.asarray(samples_ns[k]) for k in self.allotments}
-        for k, a in arrays.items():
-            if a.size == 0:
-                raise ValueError(f"stage {k!r} has no samples")
+        arrays = {k: _samples(k, samples_ns[k]) for k in self.allotments}
         p50 = stage_percentiles(arrays, 50)
         p = stage_percentiles(arrays, percentile)
         rows = [(k, a, p[k]) for k, a in self.allotments.items()]
@@ -236,10 +288,7 @@ class Budget:
         lengths = {a.size for a in arrays.values()}
         e2e = None
         if len(lengths) == 1:
-            e2e = (
-                float(np.percentile(np.sum([a.astype(np.float64) for a in arrays.values()], axis=0), percentile))
-                / 1000.0
-            )
+            e2e = float(np.percentile(np.sum(list(arrays.values()), axis=0), percentile)) / 1000.0
         return BudgetReport(self.total_us, float(percentile), stages, e2e)
 
     def reallocated(self, report: BudgetReport) -> Budget:

@@ -5,6 +5,8 @@ gate.  Times are in ns unless a name says otherwise."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 import shutil
 import subprocess
@@ -21,9 +23,30 @@ from lowlat._check import int_arg
 from lowlat.hist import HOUR_NS, Histogram
 from lowlat.interleave import interleave, ratios
 
+# The most requests a scenario's schedule may hold (numpy arrays of int64).
+MAX_SCHEDULE = 10**8
+
+
+def _number(value: object, name: str, *, positive: bool = False) -> float:
+    """A finite real number >= 0 (> 0 with ``positive``); NaN, inf,
+    negatives and non-numbers are refused, naming ``name``."""
+    allowed = "a finite number > 0" if positive else "a finite number >= 0"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return v
+
+
+def _callable(fn: object, name: str) -> None:
+    if not callable(fn):
+        raise TypeError(f"{name} must be a function to call (no arguments), got {type(fn).__name__} {fn!r}")
+
 
 def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
     """Runs ``fn`` ``repeats`` times, no warm-up; each run's time (ns)."""
+    _callable(fn, "fn")
     out = np.empty(int_arg(repeats, "repeats", minimum=1))
     for i in range(len(out)):
         t0 = time.perf_counter_ns()
@@ -35,7 +58,8 @@ def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
 def heavy_tailed(n: int = 100_000, seed: int = 0) -> np.ndarray:
     """Service times (ns) shaped like a real system's: lognormal around
     2 us, and 0.5% of requests hit a slow path 50-500 us long."""
-    rng = np.random.default_rng(seed)
+    n = int_arg(n, "n", minimum=1)
+    rng = np.random.default_rng(int_arg(seed, "seed", minimum=0))
     base = rng.lognormal(np.log(2_000), 0.25, n)
     slow = rng.random(n) < 0.005
     return np.round(base + slow * rng.uniform(50_000, 500_000, n)).astype(np.int64)
@@ -84,6 +108,13 @@ def omission_scenario(
     service_ns = int_arg(service_ns, "service_ns", minimum=1)
     stall_ns = int_arg(stall_ns, "stall_ns", minimum=0)
     at = requests if stall_at is None else int_arg(stall_at, "stall_at", minimum=0, maximum=requests)
+    scheduled = ((requests + 1) * interval_ns + stall_ns) // interval_ns + 1
+    if max(requests, scheduled) > MAX_SCHEDULE:
+        raise ValueError(
+            f"the schedule would hold {max(requests, scheduled):,} requests (requests={requests:,}, stall "
+            f"{stall_ns:,} ns at one every {interval_ns:,} ns); at most {MAX_SCHEDULE:,} are allowed "
+            "(a longer interval_ns, a shorter stall_ns, or fewer requests)"
+        )
     # The closed-loop tester: `requests` answers, and the stall as one more sample.
     naive = np.full(requests + 1, service_ns, dtype=np.int64)
     naive[at] = service_ns + stall_ns
@@ -120,6 +151,10 @@ def perf_stat(
     """Runs ``cmd`` under ``perf stat`` and returns each event's count, or
     why there is none.  Software events (task-clock, context switches,
     faults) work even in VMs; hardware ones usually do not there."""
+    if isinstance(cmd, (str, bytes)) or not isinstance(cmd, (list, tuple)) or not cmd:
+        raise TypeError(f"cmd must be a non-empty list of strings (a program and its arguments), got {cmd!r}")
+    if not all(isinstance(c, str) for c in cmd):
+        raise TypeError(f"cmd must be a list of strings, got {cmd!r}")
     perf = shutil.which("perf")
     if perf is None:
         return PerfStat(False, "perf is not installed (Debian: apt-get install linux-perf)")
@@ -157,6 +192,7 @@ def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
     (``csrc/demos/cache_walk.c``) under ``valgrind --tool=cachegrind
     --cache-sim=yes``: simulated cache misses, the same on any machine,
     counters or not."""
+    _number(timeout_s, "timeout_s", positive=True)
     vg, cc = shutil.which("valgrind"), toolchain.c_compiler()
     if vg is None:
         return Cachegrind(False, "valgrind is not installed (Debian: apt-get install valgrind)")
@@ -216,7 +252,20 @@ def decide(
 ) -> Decision:
     """The source's decision path: high P99 with a low P50 -> occasional
     slow events; a high P50 -> the work done per item; good latency but low
-    throughput -> not enough parallelism, or I/O."""
+    throughput -> not enough parallelism, or I/O.  Every number must be
+    finite (a NaN would compare as "within budget"), latencies >= 0 and
+    budgets > 0, with P99 >= P50."""
+    p50_ns = _number(p50_ns, "p50_ns")
+    p99_ns = _number(p99_ns, "p99_ns")
+    p50_budget_ns = _number(p50_budget_ns, "p50_budget_ns", positive=True)
+    p99_budget_ns = _number(p99_budget_ns, "p99_budget_ns", positive=True)
+    if p99_ns < p50_ns:
+        raise ValueError(f"p99_ns ({p99_ns:,.0f}) is below p50_ns ({p50_ns:,.0f}): no sample has that; swapped?")
+    if (items_per_s is None) != (target_items_per_s is None):
+        raise ValueError("give items_per_s and target_items_per_s together (or neither)")
+    if items_per_s is not None and target_items_per_s is not None:
+        items_per_s = _number(items_per_s, "items_per_s")
+        target_items_per_s = _number(target_items_per_s, "target_items_per_s", positive=True)
     ev = f"P50 {p50_ns:,.0f} ns (budget {p50_budget_ns:,.0f}), P99 {p99_ns:,.0f} ns (budget {p99_budget_ns:,.0f})"
     if items_per_s is not None and target_items_per_s is not None:
         ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f})"
@@ -304,22 +353,34 @@ def gate(
     (:func:`lowlat.interleave.interleave`).
     A regression is declared only when the *lower quartile* of the ratios is
     above 1 + threshold: the candidate was slower in most rounds, by more
-    than the threshold, so one lucky or unlucky round cannot decide it."""
+    than the threshold, so one lucky or unlucky round cannot decide it.
+    Each call must return a finite cost > 0: a NaN, 0 or negative one raises
+    (it would read as "no change" or "IMPROVEMENT")."""
     rounds = int_arg(rounds, "rounds", minimum=3)
+    _callable(baseline, "baseline")
+    _callable(candidate, "candidate")
+    if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real):
+        raise TypeError(f"threshold must be a number in (0, 1), got {type(threshold).__name__} {threshold!r}")
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
 
-    def checked_baseline() -> float:
-        b = baseline()
-        if not b > 0:
-            raise ValueError(f"baseline returned {b!r}: costs must be > 0")
-        return b
+    def checked(which: str, fn: Callable[[], float]) -> Callable[[], float]:
+        def run() -> float:
+            c = fn()
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and c > 0):
+                raise ValueError(f"{which} returned {c!r}: costs must be finite numbers > 0 (e.g. ns per op)")
+            return float(c)
 
-    costs = interleave({"baseline": checked_baseline, "candidate": candidate}, rounds)
+        return run
+
+    costs = interleave(
+        {"baseline": checked("baseline", baseline), "candidate": checked("candidate", candidate)}, rounds
+    )
     return GateResult(name, np.array(ratios(costs["candidate"], costs["baseline"])), threshold)
 
 
 __all__ = [
+    "MAX_SCHEDULE",
     "Cachegrind",
     "Decision",
     "GateResult",

@@ -93,3 +93,20 @@ def test_troubleshooting_checklist_answers_every_question() -> None:
         assert any(q in x for x in questions), q
     assert all(f.verdict in ("ok", "warn", "n/a") for f in found)
     assert "[" in troubleshoot.format_checklist(found)
+
+
+def test_nonsense_numbers_are_refused_not_judged() -> None:
+    """A NaN compares false with everything: decide() used to call it
+    "within budget" and the gate "no change" (NaN) or "IMPROVEMENT" (0, < 0)."""
+    nan = float("nan")
+    with pytest.raises(ValueError, match="p50_ns must be a finite number >= 0, got nan"):
+        measure.decide("x", nan, nan, p50_budget_ns=1_000, p99_budget_ns=10_000)
+    with pytest.raises(ValueError, match="p99_budget_ns must be a finite number > 0, got inf"):
+        measure.decide("x", 1, 2, p50_budget_ns=1_000, p99_budget_ns=float("inf"))
+    with pytest.raises(ValueError, match=r"p99_ns \(1\) is below p50_ns \(5\)"):
+        measure.decide("x", 5, 1, p50_budget_ns=1_000, p99_budget_ns=10_000)
+    for bad in (nan, 0.0, -3.0, float("inf")):
+        with pytest.raises(ValueError, match=f"candidate returned {bad!r}: costs must be finite numbers > 0"):
+            measure.gate("g", lambda: 10.0, lambda bad=bad: bad)
+    with pytest.raises(ValueError, match="baseline returned 0: costs must be"):
+        measure.gate("g", lambda: 0, lambda: 1.0)
