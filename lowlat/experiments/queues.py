@@ -132,8 +132,12 @@ def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | N
 def spsc_python_batches(items: int = 5_000_000, batch: int = 8192, capacity: int = 65536) -> float:
     """Two *Python* threads move ``items`` uint64 through :class:`SpscQueue`
     with push_many/pop_many of ``batch``; returns items/s (checked: every
-    batch arrives in order)."""
-    q = SpscQueue(capacity)
+    batch arrives in order).  ``items`` 1..10**8 (an array of them is made
+    first), ``batch`` >= 1 (0 would move nothing, forever), ``capacity`` a
+    power of two."""
+    items = int_arg(items, "items", minimum=1, maximum=10**8)
+    batch = int_arg(batch, "batch", minimum=1)
+    q = SpscQueue(power_of_two(capacity, "capacity"))
     data = np.arange(items, dtype=np.uint64)
     errors: list[str] = []
 
