@@ -1,11 +1,18 @@
 """The grader, both directions: every stub (generated from its solution) is
-rejected, every solution accepted, deliberately broken MPMC queues are each
-rejected for the right reason, and crashes, hangs and compile errors become
-FAIL lines.  The exercises are found from their folders (exercise.toml), as
-the grader finds them: adding an exercise is adding a folder."""
+rejected, every solution accepted, deliberately broken implementations are
+each rejected for the right reason (small edits of the solutions here, fresh
+files in tests/broken/), no way of cheating passes (printing the result line,
+ending the process early, patching the checks, importing the reference,
+constructors, forbidden calls), crashes, hangs and compile errors become FAIL
+lines, and learner code runs under limits.  The exercises are found from
+their folders (exercise.toml), as the grader finds them: adding an exercise is
+adding a folder."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,7 +22,9 @@ import pytest
 
 from lowlat.grading import discover, grade
 from lowlat.grading.core import run_child
+from lowlat.grading.objcheck import api_names, api_prefix, read_elf
 from lowlat.grading.pyharness import refuses_reference
+from lowlat.grading.sandbox import Limits
 from lowlat.grading.spec import SpecError
 
 try:  # the generator: in tools/ (author's checkout only; a student release has neither)
@@ -151,7 +160,7 @@ BROKEN_PREFETCH = {
     "unbounded queue": (
         [("queue.Queue(maxsize=self.depth)", "queue.Queue()")],
         "the producer reads ahead, but never more than depth",
-        "at most 3 may wait",
+        "may wait in the queue",
     ),
     "exception swallowed": (
         [("            _put(q, (_ERROR, exc), stop)\n", "            _put(q, (_END, None), stop)\n")],
@@ -224,7 +233,7 @@ BROKEN_OTHERS = {
             )
         ],
         "never allocates",
-        "allocated 1000000 times",
+        "called the allocator 1000000 times",
     ),
     "recorder: newest in the wrong order": (
         "recorder",
@@ -263,6 +272,44 @@ def test_other_broken_solutions_are_rejected(bug: str, tmp_path: Path) -> None:
     assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
 
 
+# Fresh broken (and cheating) implementations, one file each under
+# tests/broken/<exercise>/; the first line names the defect and what must
+# catch it: "BROKEN: <defect>. EXPECT <check id>: <words of the reason>"
+# (check id * : every check fails with those words, e.g. a refused file).
+BROKEN_DIR = Path(__file__).resolve().parent / "broken"
+BROKEN_LINE = re.compile(r"BROKEN: (?P<defect>.+?)\. EXPECT (?P<check>[\w*]+): (?P<words>.+?)\s*(\*/)?$")
+BROKEN_FILES = sorted(p for p in BROKEN_DIR.glob("*/*") if p.suffix in (".c", ".py"))
+
+
+def test_every_broken_file_names_its_defect_and_expectation() -> None:
+    assert BROKEN_FILES, f"no broken implementation under {BROKEN_DIR}"
+    for path in BROKEN_FILES:
+        first = path.read_text().splitlines()[0]
+        m = BROKEN_LINE.search(first)
+        assert m, f"{path}: the first line must read 'BROKEN: <defect>. EXPECT <check>: <words>', not {first!r}"
+        assert path.parent.name in FOUND, f"{path}: no exercise called {path.parent.name}"
+        ids = {c.id for c in FOUND[path.parent.name].checks}
+        assert m["check"] == "*" or m["check"] in ids, f"{path}: no check {m['check']!r} in {sorted(ids)}"
+        assert path.suffix == Path(FOUND[path.parent.name].filename).suffix, path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", BROKEN_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_broken_file_is_rejected_for_its_defect(path: Path) -> None:
+    m = BROKEN_LINE.search(path.read_text().splitlines()[0])
+    assert m
+    report = grade(path.parent.name, path)
+    assert not report.ok, f"{path.name} ({m['defect']}) was accepted:\n{report}"
+    failed = [r for r in report.results if not r.passed]
+    if m["check"] == "*":
+        assert len(failed) == len(report.results), str(report)
+        assert all(m["words"] in r.reason for r in failed), str(report)
+    else:
+        assert any(r.check.id == m["check"] and m["words"] in r.reason for r in failed), (
+            f"{path.name}: no FAIL of check {m['check']!r} saying {m['words']!r}:\n{report}"
+        )
+
+
 @needs_solutions
 @pytest.mark.slow
 def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
@@ -273,7 +320,7 @@ def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
     assert "The compiler says:" in text
     assert "mpmc.c:" in text and "error:" in text and "valu" in text
     assert "Traceback" not in text and str(tmp_path) not in text
-    assert report.verdict() == "mpmc: 0/7 checks passed"
+    assert report.verdict() == f"mpmc: 0/{len(FOUND['mpmc'].checks)} checks passed"
     assert all(r.reason == "not run: the file does not compile" for r in report.results)
 
 
@@ -329,6 +376,166 @@ def test_only_the_channel_with_the_nonce_and_a_clean_exit_pass() -> None:
     assert not twice.passed and "reported 2 results" in twice.reason
 
 
+# The cheats the grader must refuse, each proven by a file in tests/broken/.
+CHEATS = {
+    "a C constructor that prints RESULT PASS and exits": "mpmc/cheat_constructor.c",
+    "C code that prints the result line and exits early": "mpmc/cheat_print_exit.c",
+    "C code that finds the grader's channel and writes on it": "mpmc/cheat_channel.c",
+    "inline assembly making a system call": "mpmc/cheat_asm.c",
+    "C code that replaces write()": "mpmc/cheat_replace_write.c",
+    "a race hidden from ThreadSanitizer by no_sanitize": "mpmc/cheat_no_sanitize.c",
+    "code that differs when a sanitizer is on": "mpmc/cheat_sanitizer_ifdef.c",
+    "Python that prints RESULT PASS and calls os._exit(0) at import": "budget/cheat_print_exit.py",
+    "Python that replaces the grader's check table": "budget/cheat_patch_checks.py",
+    "a parenthesised multi-line import of the reference": "budget/ref_parenthesised.py",
+    "importlib.import_module with a computed name": "budget/ref_import_module.py",
+    "loading the reference's file by path": "budget/ref_by_path.py",
+    "import numpy as np, lowlat.hist": "co_correct/ref_numpy_and_hist.py",
+    '__import__("lowlat.train.loader")': "prefetch/ref_dunder_import.py",
+    "getattr tricks on builtins": "prefetch/ref_getattr.py",
+}
+
+
+def test_every_cheat_has_a_file_that_proves_it_fails() -> None:
+    for cheat, rel in CHEATS.items():
+        assert (BROKEN_DIR / rel).is_file(), f"{cheat}: {rel} is missing"
+        assert BROKEN_DIR / rel in BROKEN_FILES
+
+
+def test_the_object_inspector_reads_elf_and_the_api(tmp_path: Path) -> None:
+    functions, variables = api_names((ROOT / "solutions/03_spsc/ring/ring.h").read_text())
+    assert {"ring_create", "ring_destroy", "ring_try_push", "ring_try_pop", "ring_debug_set_position"} <= functions
+    assert variables == {"grade_remote_loads"} and api_prefix(functions) == "ring_"
+    cc = next(c for c in ("cc", "gcc", "clang") if shutil.which(c))
+    src = tmp_path / "x.c"
+    src.write_text(
+        '#include <stdio.h>\n__attribute__((constructor)) static void early(void) { puts("hi"); }\n'
+        "int x_api(int a) { return a + 1; }\n"
+    )
+    subprocess.run([cc, "-c", "-O2", str(src), "-o", str(tmp_path / "x.o")], check=True)
+    info = read_elf((tmp_path / "x.o").read_bytes())
+    assert any(s.startswith(".init_array") for s in info.sections), info.sections
+    assert "puts" in info.undefined and info.defined == {"x_api"}
+
+
+def test_limits_stop_runaway_children(tmp_path: Path) -> None:
+    py = sys.executable
+    cpu = run_child([py, "-c", "while True: pass"], timeout_s=30, limits=Limits(cpu_s=1))
+    assert not cpu.passed and "stopped by the CPU-time limit (1 s of CPU)" in cpu.reason, cpu.reason
+    big = run_child(
+        ["sh", "-c", "exec head -c 8000000 /dev/zero > big.bin"], timeout_s=30, limits=Limits(file_bytes=1 << 20)
+    )
+    assert not big.passed and "stopped by the file-size limit (1 MB)" in big.reason, big.reason
+    hog = run_child(
+        [py, "-c", "x = []\nwhile True: x.append(bytearray(1 << 20))"],
+        timeout_s=30,
+        limits=Limits(memory_bytes=256 << 20),
+    )
+    assert not hog.passed and "MemoryError" in hog.reason, hog.reason
+    here = run_child([py, "-c", "import os; print(os.getcwd())"], timeout_s=30)
+    assert "without a result" in here.reason and str(Path.cwd()) not in here.reason
+
+
+RUNAWAY_PY = {
+    "exercise.toml": """
+        name = "runaway"
+        kind = "python"
+        file = "runaway.py"
+        checks_file = "checks.py"
+
+        [[check]]
+        id = "spin"
+        text = "spin returns"
+        timeout = 30
+
+        [[check]]
+        id = "hog"
+        text = "hog returns"
+
+        [[check]]
+        id = "scribble"
+        text = "scribble returns"
+
+        [[check]]
+        id = "where"
+        text = "where it ran"
+        """,
+    "runaway.py": """
+        import os
+
+        def spin():
+            while True:
+                pass
+
+        def hog():
+            x = []
+            while True:
+                x.append(bytearray(1 << 20))
+
+        def scribble():
+            with open("big.bin", "wb") as f:
+                for _ in range(64):
+                    f.write(b"x" * (1 << 20))
+
+        def where():
+            with open("small.bin", "wb") as f:
+                f.write(b"x" * 1000)
+            return os.getcwd(), os.getpid()
+        """,
+    "checks.py": """
+        def spin(mod, path):
+            mod.spin()
+
+        def hog(mod, path):
+            mod.hog()
+
+        def scribble(mod, path):
+            mod.scribble()
+
+        def where(mod, path):
+            cwd, pid = mod.where()
+            return f"cwd={cwd} pid={pid}"
+
+        CHECKS = {"spin": spin, "hog": hog, "scribble": scribble, "where": where}
+        """,
+}
+
+
+def test_learner_code_is_stopped_by_the_limits_and_the_machine_is_unharmed(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, "solutions/01_x/runaway", RUNAWAY_PY)
+    limits = Limits(cpu_s=2, memory_bytes=256 << 20, file_bytes=1 << 20)
+    report = grade("runaway", folder / "runaway.py", root=tmp_path, limits=limits)
+    spin, hog, scribble, where = report.results
+    assert "stopped by the CPU-time limit (2 s of CPU)" in spin.reason, spin.reason
+    assert "raised MemoryError" in hog.reason and "memory limit: learner code may use 256 MB" in hog.reason, hog.reason
+    assert "File too large" in scribble.reason and "file-size limit" in scribble.reason, scribble.reason
+    m = re.search(r"cwd=(\S+) pid=(\d+)", where.reason)
+    assert m, where.reason
+    cwd, pid = Path(m.group(1)), int(m.group(2))
+    assert not cwd.is_relative_to(tmp_path) and cwd != Path.cwd()  # a fresh directory of its own...
+    assert not cwd.exists()  # ...removed with what the learner wrote there
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # and the learner's process is gone
+    assert not list(folder.glob("*.bin")), "the learner's code wrote into the exercise's folder"
+
+
+@pytest.mark.slow
+def test_a_hang_in_c_fails_fast_and_says_where(tmp_path: Path) -> None:
+    import time
+
+    folder = _folder(tmp_path, "solutions/01_x/adder", ADDER_C)
+    (folder / "adder.c").write_text(
+        '#include "adder.h"\nlong add(long a, long b)\n{\n    for (volatile long i = 0;; i++)\n'
+        "        (void)i;\n    return a + b;\n}\n"
+    )
+    t0 = time.monotonic()
+    report = grade("adder", folder / "adder.c", root=tmp_path)
+    took = time.monotonic() - t0
+    assert [r.passed for r in report.results] == [False, False]
+    assert all("add did not return within 3 s" in r.reason for r in report.results), str(report)
+    assert took < 20, f"two hung checks took {took:.0f} s"
+
+
 def test_grade_rejects_unknown_names_and_missing_files() -> None:
     with pytest.raises(
         ValueError,
@@ -351,15 +558,16 @@ def test_cli_grade_prints_lines_and_sets_the_exit_code(tmp_path: Path) -> None:
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
     lines = ok.stdout.splitlines()
-    assert lines[:7] == [f"PASS: {c.text}" for c in FOUND["mpmc"].checks]
-    assert lines[7] == "mpmc: 7/7 checks passed"
+    n = len(FOUND["mpmc"].checks)
+    assert lines[:n] == [f"PASS: {c.text}" for c in FOUND["mpmc"].checks]
+    assert lines[n] == f"mpmc: {n}/{n} checks passed"
     assert "the mutex reference" in ok.stdout and "(reported, not graded)" in ok.stdout
     stub_file = tmp_path / "mpmc.c"
     stub_file.write_text(stub_text("mpmc"))
     stub = subprocess.run(
         [sys.executable, "-m", "lowlat", "grade", "mpmc", str(stub_file)], capture_output=True, text=True, timeout=600
     )
-    assert stub.returncode == 1 and "mpmc: 0/7 checks passed" in stub.stdout
+    assert stub.returncode == 1 and f"mpmc: 0/{n} checks passed" in stub.stdout
     unknown = subprocess.run([sys.executable, "-m", "lowlat", "grade", "nope", "x.c"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown exercise" in unknown.stderr
 

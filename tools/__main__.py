@@ -83,6 +83,17 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grade_class(args: argparse.Namespace) -> int:
+    from tools.classroom import class_report, grade_class
+
+    reports = grade_class(args.submissions, args.report, only=args.exercise or None, log=sys.stdout)
+    print(f"wrote {len(reports)} reports to {args.report}")
+    paths: list[str | Path] = [*reports]
+    if paths:
+        print(class_report(paths).table())
+    return 0
+
+
 def _class_report(args: argparse.Namespace) -> int:
     from tools.classroom import class_report
 
@@ -151,6 +162,12 @@ def _main(argv: list[str]) -> int:
     r = sub.add_parser("release", help="instructors: a student release (no solutions/, no tools/) in DEST")
     r.add_argument("dest")
     r.add_argument("--ref", default="HEAD", help="the commit to release (default HEAD; never the working copy)")
+    g = sub.add_parser(
+        "grade-class", help="instructors: grade each student's files in a fresh exercise tree, one JUnit XML each"
+    )
+    g.add_argument("submissions", help="a folder with one folder per student")
+    g.add_argument("--report", required=True, help="where to write REPORT/<student>.xml")
+    g.add_argument("--exercise", action="append", help="grade only this exercise (repeatable; default all)")
     c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
     c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
     args = p.parse_args(argv)
@@ -159,6 +176,7 @@ def _main(argv: list[str]) -> int:
         "notebooks": _notebooks,
         "sync": _sync,
         "release": _release,
+        "grade-class": _grade_class,
         "class-report": _class_report,
     }[args.cmd]
     return handler(args)

@@ -6,9 +6,13 @@ working copy) without ``solutions/``, ``tools/`` and CI into DIR, with the
 README's authors-only parts removed; it refuses while ``exercises/`` is
 out of date with ``solutions/`` or holds a solution marker, or while a
 notebook holds an error or a machine path.
+``python -m tools grade-class SUBMISSIONS --report DIR`` grades each
+student's files (one folder per student) in a fresh exercise tree generated
+from ``solutions/``, never trusting what else the folder holds (notebooks,
+checks, headers), and writes one JUnit XML report per student into DIR.
 ``python -m tools class-report REPORT.xml ...`` turns one JUnit XML report
-per student (``pytest --nbval exercises/ --junitxml=reports/NAME.xml``) into
-a table of students x exercises.
+per student (from grade-class, or ``pytest --nbval exercises/
+--junitxml=reports/NAME.xml``) into a table of students x exercises.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
+from xml.sax.saxutils import escape, quoteattr
 
+from lowlat.grading import Report
 from tools import authoring, notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,3 +205,91 @@ def class_report(paths: list[str | Path]) -> ClassReport:
         )
     rep.exercises = sorted(seen)
     return rep
+
+
+# ---- grading a class from the students' files ------------------------------------------------
+
+
+def _fresh_tree(root: Path, into: Path) -> None:
+    """exercises/ as the generator makes it from ``root``'s solutions/ (the
+    stubs, the headers, the checks), written into ``into``."""
+    for rel, data in authoring.expected_exercises(root / "solutions").items():
+        dst = into / "exercises" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+
+
+def submitted_file(student: Path, rel: Path, filename: str) -> Path | None:
+    """The student's file for the exercise at ``exercises/<rel>/``: looked for
+    as ``exercises/<rel>/<file>`` (a copy of the release), ``<rel>/<file>``,
+    then ``<file>`` at the top of the student's folder; None if absent."""
+    for candidate in (student / "exercises" / rel / filename, student / rel / filename, student / filename):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _junit(student: str, results: dict[str, tuple[str, Report]]) -> str:
+    """One JUnit XML report: a testcase per graded exercise, named like
+    nbval's (the exercise's notebook path), failing with the grader's lines."""
+    cases = []
+    for rel, (notebook, report) in sorted(results.items()):
+        classname = "exercises." + rel.replace("/", ".") + "." + notebook
+        body = "" if report.ok else f"<failure message={quoteattr(report.verdict())}>{escape(str(report))}</failure>"
+        cases.append(f'  <testcase classname={quoteattr(classname)} name="grade">{body}</testcase>')
+    failures = sum(not r.ok for _, r in results.values())
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n'
+        f'<testsuite name={quoteattr(student)} tests="{len(results)}" failures="{failures}">\n'
+        + "\n".join(cases)
+        + "\n</testsuite>\n</testsuites>\n"
+    )
+
+
+def grade_class(
+    submissions: str | Path,
+    report_dir: str | Path,
+    *,
+    root: Path = ROOT,
+    only: list[str] | None = None,
+    log: TextIO | None = None,
+) -> list[Path]:
+    """Grades every student folder of ``submissions``: for each, a fresh
+    exercise tree is generated from ``root``'s solutions/ into a temporary
+    folder, only the learner files found in the student's folder (see
+    :func:`submitted_file`) are copied into it, and each is graded by
+    :func:`lowlat.grading.grade` against that tree's checks.  Writes
+    ``report_dir/<student>.xml`` per student and returns their paths.
+    ``only``: exercise names to grade (default all)."""
+    from lowlat.grading import discover, grade
+
+    subs, out = Path(submissions), Path(report_dir)
+    if not subs.is_dir():
+        raise ValueError(f"{subs}: not a folder of student folders")
+    if not (root / "solutions").is_dir():
+        raise ValueError(f"{root} has no solutions/: grade-class generates each student's tree from it")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for student in sorted(p for p in subs.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        results: dict[str, tuple[str, Report]] = {}
+        with tempfile.TemporaryDirectory(prefix=f"lowlat-class-{student.name}-") as tmp:
+            tree = Path(tmp)
+            _fresh_tree(root, tree)
+            for name, ex in discover(tree).items():
+                if only and name not in only:
+                    continue
+                rel = ex.folder.relative_to(tree / "exercises")
+                mine = submitted_file(student, rel, ex.filename)
+                if mine is None:
+                    continue  # not submitted: "-" in the class report
+                target = ex.folder / ex.filename
+                shutil.copyfile(mine, target)
+                report = grade(name, target, root=tree)
+                notebook = next((p.name for p in sorted(ex.folder.glob("*.ipynb"))), f"{name}.ipynb")
+                results[rel.as_posix()] = (notebook, report)
+                if log is not None:
+                    print(f"{student.name}: {report.verdict()}", file=log, flush=True)
+        path = out / f"{student.name}.xml"
+        path.write_text(_junit(student.name, results))
+        written.append(path)
+    return written

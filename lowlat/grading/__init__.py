@@ -2,10 +2,15 @@
 
 An exercise is a folder with an ``exercise.toml`` (see
 :mod:`lowlat.grading.spec`); the grader finds the folders, there is no
-registry.  ``grade(name, path)`` compiles (C) or imports (Python) the
-learner's file in a child process, runs each check in its own child with a
-timeout, and returns a :class:`Report`: one line per check (``PASS: ...`` /
-``FAIL: ...``) and a deterministic verdict (``mpmc: 7/7 checks passed``).
+registry.  ``grade(name, path)`` grades a private copy of the learner's file
+and returns a :class:`Report`: one line per check (``PASS: ...`` /
+``FAIL: ...``) and a deterministic verdict (``mpmc: 9/9 checks passed``).
+C files are compiled to an object, inspected and refused when they could
+write the verdict themselves (:mod:`lowlat.grading.objcheck`), then linked
+with the checks, which report on a pipe with a per-run nonce
+(:mod:`lowlat.grading.core`).  Python checks run here, calling the learner's
+module in a child over a pipe (:mod:`lowlat.grading.pyharness`).  Every
+child runs under limits in a fresh directory (:mod:`lowlat.grading.sandbox`).
 Timings are gathered separately and are never part of the verdict.
 ``python -m lowlat grade NAME FILE`` prints the same lines and exits 0 only
 if every check passed.
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lowlat.grading.core import CheckResult, GradeFailed, Report, exercise, grade, report_timing
+from lowlat.grading.sandbox import Limits
 from lowlat.grading.spec import Check, Exercise, SpecError, discover
 
 
@@ -38,6 +44,7 @@ __all__ = [
     "CheckResult",
     "Exercise",
     "GradeFailed",
+    "Limits",
     "Report",
     "SpecError",
     "discover",

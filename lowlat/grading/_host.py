@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 _PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_HOST_FILE = os.path.realpath(__file__)
 _MAX_ITEMS = 20_000_000
 
 
@@ -132,6 +133,8 @@ class Refusals:
         try:
             real = os.path.realpath(os.fsdecode(path))
         except (TypeError, ValueError):
+            return False
+        if real == _HOST_FILE or _pyc_of(real, _HOST_FILE):  # this file (it may sit inside a forbidden package)
             return False
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) or _pyc_of(real, r) for r in self.roots)
 
@@ -286,7 +289,8 @@ class Host:
         return {k: self.objects[v] if kind == "r" else v for k, (kind, v) in kwargs.items()}
 
     def raised(self, exc: BaseException) -> tuple[Any, ...]:
-        frames = traceback.extract_tb(exc.__traceback__)
+        # lookup_lines=False: the frames' source lines are not read (no file is opened here).
+        frames = traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
         where = ""
         for f in reversed(frames):
             if os.path.realpath(f.filename) == self.learner_path:
@@ -401,7 +405,13 @@ class Host:
             try:
                 reply = self.handle(req)
             except BaseException as exc:  # the learner's code raised (anything): tell the grader
-                reply = self.raised(exc)
+                # Release the finished frames' locals first (after a MemoryError
+                # they hold what filled the memory); their names and lines stay.
+                traceback.clear_frames(exc.__traceback__)
+                try:
+                    reply = self.raised(exc)
+                except BaseException as inner:  # describing it failed (a MemoryError, a hostile __str__...)
+                    reply = ("raised", {"type": type(exc).__name__, "base": "Exception", "message": repr(inner)[:200]})
             self.send(reply)
 
 

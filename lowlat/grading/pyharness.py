@@ -94,9 +94,12 @@ class LearnerRaised(Exception):
     frames: list[str]
     refused: list[str]
 
+    hint: str = ""
+
     def reason(self) -> str:
         at = f" ({self.where})" if self.where else ""
-        return f"raised {self.type_name}: {self}{at}"
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"raised {self.type_name}: {self}{at}{hint}"
 
 
 class LearnerStopped(Exception):
@@ -275,15 +278,15 @@ class Learner:
             head = self._read(4, deadline)
             (n,) = struct.unpack(">I", head)
             payload = self._read(n, deadline)
-        except (BrokenPipeError, EOFError, OSError) as exc:
-            raise self._stopped(activity) from exc
-        except TimeoutError:
+        except TimeoutError:  # (an OSError too: caught first)
             limit = timeout_s if timeout_s is not None and timeout_s < self._timeout_s else self._timeout_s
             self.close()
             raise LearnerStopped(
                 f"{activity} did not return within {limit:g} s (stopped: an endless loop, or a wait for something "
                 "that never happens)"
             ) from None
+        except (BrokenPipeError, EOFError, OSError) as exc:
+            raise self._stopped(activity) from exc
         try:
             reply = _loads(payload)
         except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, ImportError) as exc:
@@ -336,7 +339,12 @@ class Learner:
         if kind == "ref":
             return Remote(self, int(reply[1]), str(reply[2]))
         if kind == "raised":
-            raise _raised(reply[1])
+            exc = _raised(reply[1])
+            if exc.type_name == "MemoryError" and self._limits.memory_bytes:
+                exc.hint = f"stopped by the memory limit: learner code may use {self._limits.memory_bytes >> 20} MB"
+            elif "File too large" in str(exc):
+                exc.hint = f"stopped by the file-size limit: learner code may write {self._limits.file_bytes >> 20} MB"
+            raise exc
         if kind == "mutated":
             raise LearnerMutated(
                 f"{reply[1]} changed its {' and '.join(reply[2])} in place: the caller's data must not change "
@@ -624,10 +632,16 @@ def run_check(
                 mod.load()
             except LearnerRaised as exc:
                 if check_id == "no_reference" and exc.refused:
-                    return False, f"the file imports {' or '.join(forbidden)} (refused when it ran): {advice}", {}
+                    early = refuses_reference(learner, forbidden, advice)
+                    late = f"the file imports {' or '.join(forbidden)} (refused when it ran): {advice}"
+                    return False, early or late, {}
                 if exc.type_name in ("SyntaxError", "IndentationError", "TabError"):
                     return False, f"the file does not import: {exc.reason()}", {}
-                return False, f"importing the file {_reason(exc)}", {}
+                if exc.refused:
+                    return False, f"importing the file was refused: {exc}", {}
+                if isinstance(exc, NotImplementedError):
+                    return False, _reason(exc), {}
+                return False, f"importing the file {exc.reason()}", {}
             out = table[check_id](mod, str(learner))
         except (LearnerRaised, LearnerStopped, LearnerMutated, HostError, NotImplementedError) as exc:
             return False, _reason(exc), {}

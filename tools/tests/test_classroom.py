@@ -42,3 +42,48 @@ def test_class_report_table(tmp_path: Path) -> None:
         [sys.executable, "-m", "tools", "class-report", str(a), str(b)], cwd=ROOT, capture_output=True, text=True
     )
     assert cli.returncode == 0 and "alice" in cli.stdout and "2/2" in cli.stdout
+
+
+@pytest.mark.slow
+def test_grade_class_grades_each_students_file_in_a_fresh_tree(tmp_path: Path) -> None:
+    """Two students: alice hands in the solution inside a copy of the release,
+    bob a bare stub beside a checks.py and a notebook of his own that would
+    pass everything.  Only the learner files are graded, in fresh trees."""
+    from tools.authoring import make_stub
+
+    solved = ROOT / "solutions/04_measurement/loglinear/loglinear.py"
+    alice = tmp_path / "subs/alice/exercises/04_measurement/loglinear"
+    alice.mkdir(parents=True)
+    (alice / "loglinear.py").write_text(solved.read_text())
+    bob = tmp_path / "subs/bob"
+    bob.mkdir(parents=True)
+    (bob / "loglinear.py").write_text(make_stub(solved.read_text(), ".py", "loglinear.py"))
+    (bob / "checks.py").write_text("CHECKS = {}\n")  # never used: the checks come from the fresh tree
+    (bob / "loglinear.ipynb").write_text("{}")  # nor is the student's notebook
+    reports = tmp_path / "reports"
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools",
+            "grade-class",
+            str(tmp_path / "subs"),
+            "--report",
+            str(reports),
+            "--exercise",
+            "loglinear",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert sorted(p.name for p in reports.iterdir()) == ["alice.xml", "bob.xml"]
+    assert "alice: loglinear: 5/5 checks passed" in cli.stdout, cli.stdout
+    assert "bob: loglinear: 1/5 checks passed" in cli.stdout, cli.stdout  # no_reference passes on a stub
+    rep = class_report(sorted(reports.iterdir()))
+    assert rep.exercises == ["04_measurement/loglinear"]
+    lines = rep.table().splitlines()
+    assert lines[2].split() == ["alice", "PASS", "1/1"] and lines[3].split() == ["bob", "FAIL", "0/1"]
+    assert "not implemented yet" in (reports / "bob.xml").read_text()

@@ -17,7 +17,7 @@
  *
  * Every call into the learner's code is watched: if one does not return
  * within GRADE_STUCK_S seconds, the check fails at once, naming the function
- * ("ring_create did not return within 5 s").
+ * ("ring_create did not return within 3 s").
  *
  * A checks.c is written as:
  *   - its check functions, `static int check_x(const char *arg)` (arg is ""
@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #ifndef GRADE_STUCK_S
-#define GRADE_STUCK_S 5.0 /* a single call into the learner's code longer than this is a hang */
+#define GRADE_STUCK_S 3.0 /* a single call into the learner's code longer than this is a hang */
 #endif
 #define GRADE_MAX_THREADS 64
 

@@ -1,6 +1,6 @@
 /* checks.c - the checks of the latency-recorder exercise; see grade.h for
- * the protocol.  Linked with --wrap=malloc/calloc/realloc, so every
- * allocation the learner's code makes is counted.
+ * the protocol.  Linked with --wrap for every allocator entry point, so
+ * every allocation (and free) the learner's code makes is counted.
  * usage: checks CHECK [RECORDS] */
 #include "grade.h"
 #include "recorder.h"
@@ -8,25 +8,64 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-/* ---- allocation counting ------------------------------------------------------ */
+/* ---- allocation counting ------------------------------------------------------
+ * Linked with --wrap for every allocator entry point a learner's file may
+ * call (lowlat.grading.objcheck.ALLOCATORS): each call is counted. */
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+void *__real_reallocarray(void *p, size_t n, size_t size);
+void *__real_aligned_alloc(size_t align, size_t n);
+int __real_posix_memalign(void **out, size_t align, size_t n);
+void *__real_memalign(size_t align, size_t n);
+void *__real_valloc(size_t n);
+void __real_free(void *p);
 static atomic_ulong grade_allocs;
+static void counted(void) { atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed); }
 void *__wrap_malloc(size_t n)
 {
-    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    counted();
     return __real_malloc(n);
 }
 void *__wrap_calloc(size_t n, size_t size)
 {
-    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    counted();
     return __real_calloc(n, size);
 }
 void *__wrap_realloc(void *p, size_t n)
 {
-    atomic_fetch_add_explicit(&grade_allocs, 1, memory_order_relaxed);
+    counted();
     return __real_realloc(p, n);
+}
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+    counted();
+    return __real_reallocarray(p, n, size);
+}
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+    counted();
+    return __real_aligned_alloc(align, n);
+}
+int __wrap_posix_memalign(void **out, size_t align, size_t n)
+{
+    counted();
+    return __real_posix_memalign(out, align, n);
+}
+void *__wrap_memalign(size_t align, size_t n)
+{
+    counted();
+    return __real_memalign(align, n);
+}
+void *__wrap_valloc(size_t n)
+{
+    counted();
+    return __real_valloc(n);
+}
+void __wrap_free(void *p)
+{
+    counted();
+    __real_free(p);
 }
 
 /* ---- the learner's functions, named for crash reports ---------------------------- */
@@ -55,6 +94,18 @@ static int check_create_args(const char *arg)
     if (count(r) != 0)
         return grade_fail("a new recorder's count is %llu, not 0", (unsigned long long)count(r));
     destroy(r);
+    /* keep * 8 bytes overflows size_t: a recorder here would hold far fewer
+     * slots than keep, and recording would write past them. */
+    size_t huge[] = {SIZE_MAX / 8 + 2, SIZE_MAX / 4 + 1, SIZE_MAX};
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        if ((r = create(huge[i]))) {
+            destroy(r);
+            return grade_fail("recorder_create(%zu) returned a recorder: keep * 8 bytes overflows size_t, so it holds "
+                              "far fewer slots than keep (check keep > SIZE_MAX / sizeof(uint64_t) before "
+                              "multiplying, or let calloc check it)",
+                              huge[i]);
+        }
+    }
     return grade_pass();
 }
 
@@ -98,6 +149,11 @@ static int check_ring_wrap(const char *arg)
         return grade_fail("after recording 1, 2, 3 with keep=5, newest(max=16) must give [1, 2, 3], oldest first; "
                           "got %zu values, the first %llu",
                           k, (unsigned long long)(k ? out[0] : 0));
+    k = newest(r, out, 2); /* before the ring has wrapped: the two newest are 2 and 3 */
+    if (k != 2 || out[0] != 2 || out[1] != 3)
+        return grade_fail("after recording 1, 2, 3 with keep=5 (no wrap yet), newest(max=2) must give the two newest, "
+                          "[2, 3]; got %zu values: [%llu, %llu] (the oldest instead of the newest?)",
+                          k, (unsigned long long)(k > 0 ? out[0] : 0), (unsigned long long)(k > 1 ? out[1] : 0));
     for (uint64_t v = 4; v <= 13; v++)
         record(r, v);
     k = newest(r, out, 16);
@@ -126,8 +182,10 @@ static int check_no_alloc(const char *arg)
         record(r, i * 2654435761u % 100000);
     unsigned long during = atomic_load(&grade_allocs) - before;
     if (during)
-        return grade_fail("recorder_record allocated %lu times in %llu records: the hot path must not allocate", during,
-                          (unsigned long long)n);
+        return grade_fail("recorder_record called the allocator %lu times in %llu records (malloc, calloc, realloc, "
+                          "reallocarray, aligned_alloc, posix_memalign, memalign, valloc and free are all counted): "
+                          "the hot path must not allocate",
+                          during, (unsigned long long)n);
     if (count(r) != n)
         return grade_fail("count is %llu after %llu records", (unsigned long long)count(r), (unsigned long long)n);
     destroy(r);
@@ -215,6 +273,15 @@ static int check_monitor(const char *arg)
     return grade_pass();
 }
 
+/* Every check above in one process (the stress shorter): run under
+ * AddressSanitizer/UBSan/LeakSanitizer. */
+static int check_all(const char *arg)
+{
+    if (check_create_args("") || check_buckets("") || check_ring_wrap("") || check_no_alloc("100000"))
+        return 1;
+    return check_monitor(arg);
+}
+
 /* ---- timing: the recorder vs a vector grown on the hot path ---------------------- */
 static double now_ns(void) { return grade_now_s() * 1e9; }
 
@@ -274,4 +341,4 @@ static int timing(const char *arg)
 }
 
 GRADE_CHECKS({"create_args", check_create_args}, {"buckets", check_buckets}, {"ring_wrap", check_ring_wrap},
-             {"no_alloc", check_no_alloc}, {"monitor", check_monitor}, {"timing", timing})
+             {"no_alloc", check_no_alloc}, {"monitor", check_monitor}, {"all", check_all}, {"timing", timing})

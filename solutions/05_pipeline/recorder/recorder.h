@@ -16,7 +16,7 @@
 
 typedef struct recorder recorder; /* defined in recorder.c */
 
-recorder *recorder_create(size_t keep); /* keep >= 1, else NULL; allocates everything */
+recorder *recorder_create(size_t keep); /* keep >= 1 (and keep * 8 bytes fit in size_t), else NULL; allocates all */
 void recorder_destroy(recorder *r);
 void recorder_record(recorder *r, uint64_t latency_ns);               /* the hot path: never allocates */
 uint64_t recorder_count(const recorder *r);                           /* records so far */

@@ -1,4 +1,4 @@
-/* BROKEN: finds the grader's channel in the environment and writes a PASS on it. EXPECT *: calls getenv */
+/* BROKEN: finds the grader's channel in the environment and writes a PASS on it. EXPECT *: getenv */
 #include "mpmc.h"
 
 #include <stdio.h>

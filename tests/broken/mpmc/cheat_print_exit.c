@@ -1,4 +1,4 @@
-/* BROKEN: the first call prints the RESULT PASS line and ends the process. EXPECT *: calls _exit */
+/* BROKEN: the first call prints the RESULT PASS line and ends the process. EXPECT *: uses _exit */
 #include "mpmc.h"
 
 #include <stdio.h>
