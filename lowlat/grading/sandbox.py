@@ -10,8 +10,9 @@ Python host that imports a learner's module) is started through
   ``OSError`` "File too large");
 - ``RLIMIT_CORE`` = 0: no core files;
 - ``RLIMIT_NPROC``: the tasks (processes and threads) the user may have, set
-  to the user's current count plus a margin.  The kernel does not apply it to
-  root (or to a process with CAP_SYS_RESOURCE): there it limits nothing;
+  to the user's current count (read from /proc; not set where there is none)
+  plus a margin.  The kernel does not apply it to root (or to a process with
+  CAP_SYS_ADMIN or CAP_SYS_RESOURCE): there it limits nothing;
 - ``RLIMIT_AS`` (address space) for plain runs only: AddressSanitizer and
   ThreadSanitizer reserve terabytes of shadow memory, so sanitized runs get
   no memory cap;
@@ -101,14 +102,15 @@ def user_tasks() -> int:
 
 def _preexec(limits: Limits, timeout_s: float, sanitizer: str | None) -> Callable[[], None]:
     cpu = limits.cpu_limit(timeout_s)
-    nproc = user_tasks() + limits.extra_tasks
+    tasks = user_tasks()
+    nproc = tasks + limits.extra_tasks if tasks else None  # unknown (no /proc): not set
     memory = None if sanitizer else limits.memory_bytes
 
     def setup() -> None:  # runs in the child between fork and exec
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        if hasattr(resource, "RLIMIT_NPROC"):
+        if nproc is not None and hasattr(resource, "RLIMIT_NPROC"):
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         if memory is not None and hasattr(resource, "RLIMIT_AS"):
