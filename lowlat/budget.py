@@ -42,6 +42,8 @@ def _samples(name: str, values: Any) -> np.ndarray:
         a = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {type(values).__name__} ({exc})") from None
+    if np.asarray(values).dtype.kind == "b":
+        raise TypeError(f"stage {name!r}: samples must be numbers of ns, got booleans")
     a = a.ravel()
     if a.size == 0:
         raise ValueError(f"stage {name!r} has no samples")
@@ -169,6 +171,11 @@ class BudgetReport:
 
 
 def _check_stages(allotments: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
+    if isinstance(allotments, (str, bytes)) or not (isinstance(allotments, Mapping) or hasattr(allotments, "__iter__")):
+        raise TypeError(
+            f"stages must map names to allotments (us) or be (name, us) pairs, got {type(allotments).__name__} "
+            f"{allotments!r}"
+        )
     items = list(allotments.items()) if isinstance(allotments, Mapping) else list(allotments)
     if not items:
         raise ValueError("a budget needs at least one stage")

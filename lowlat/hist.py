@@ -103,7 +103,7 @@ class Histogram:
     def record(self, value: int, count: int = 1) -> None:
         """Records ``value`` (ns) ``count`` times."""
         v = self._value(value)
-        n = int_arg(count, "count", minimum=1)
+        n = int_arg(count, "count", minimum=1, maximum=UINT64_MAX - self.count)
         lib.ll_hist_record_n(self._h, v, n)
 
     def record_corrected(self, value: int, expected_interval: int) -> None:
@@ -115,7 +115,7 @@ class Histogram:
         counts) takes microseconds; the counts are exactly those of recording
         each value by itself."""
         v = self._value(value)
-        iv = int_arg(expected_interval, "expected_interval", minimum=0)
+        iv = int_arg(expected_interval, "expected_interval", minimum=0, maximum=UINT64_MAX)
         lib.ll_hist_record_corrected(self._h, v, iv)
 
     def _values_array(self, values: Any) -> np.ndarray:
@@ -123,6 +123,8 @@ class Histogram:
             if values.dtype.kind not in "iu":
                 raise TypeError(f"values must be an integer array (ns), got dtype {values.dtype}")
             arr = values.ravel()
+        elif isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+            raise TypeError(f"values must be an integer array or an iterable of ints (ns), got {type(values).__name__}")
         else:
             arr = np.asarray(list(values) if not hasattr(values, "__len__") else values)
             if arr.size and arr.dtype.kind not in "iu":
@@ -150,7 +152,7 @@ class Histogram:
         Ctrl-C during a long one raises :class:`lowlat.interrupt.Interrupted`;
         the values before the stop stay recorded, with their back-fill."""
         arr = self._values_array(values)
-        iv = int_arg(expected_interval, "expected_interval", minimum=0)
+        iv = int_arg(expected_interval, "expected_interval", minimum=0, maximum=UINT64_MAX)
         if arr.size:
             ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
             self._long_call(
@@ -215,6 +217,9 @@ class Histogram:
         return int(lib.ll_hist_value_at_percentile(self._h, pf))
 
     def percentiles(self, ps: Iterable[float] = (50, 90, 99, 99.9, 99.99)) -> dict[float, int]:
+        """{p: percentile(p)} for each p of ``ps`` (an iterable of numbers in [0, 100])."""
+        if isinstance(ps, (str, bytes)) or not hasattr(ps, "__iter__"):
+            raise TypeError(f"percentiles() takes an iterable of numbers in [0, 100], got {type(ps).__name__} {ps!r}")
         return {p: self.percentile(p) for p in ps}
 
     @property

@@ -47,7 +47,7 @@ def _callable(fn: object, name: str) -> None:
 def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
     """Runs ``fn`` ``repeats`` times, no warm-up; each run's time (ns)."""
     _callable(fn, "fn")
-    out = np.empty(int_arg(repeats, "repeats", minimum=1))
+    out = np.empty(int_arg(repeats, "repeats", minimum=1, maximum=10**8))
     for i in range(len(out)):
         t0 = time.perf_counter_ns()
         fn()
@@ -356,7 +356,7 @@ def gate(
     than the threshold, so one lucky or unlucky round cannot decide it.
     Each call must return a finite cost > 0: a NaN, 0 or negative one raises
     (it would read as "no change" or "IMPROVEMENT")."""
-    rounds = int_arg(rounds, "rounds", minimum=3)
+    rounds = int_arg(rounds, "rounds", minimum=3, maximum=10_000)
     _callable(baseline, "baseline")
     _callable(candidate, "candidate")
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real):

@@ -174,7 +174,7 @@ def seed_config(ticks: int = 200_000) -> PipelineConfig:
     pinning, a sample vector grown on the hot path."""
     return PipelineConfig(
         ticks=ticks, producer="closed", producer_wait="yield", consumer_wait="yield", cpus=None, samples="growing"
-    )
+    ).validate()
 
 
 def best_config(ticks: int = 200_000, rate: float = 200_000.0) -> PipelineConfig:
@@ -183,8 +183,10 @@ def best_config(ticks: int = 200_000, rate: float = 200_000.0) -> PipelineConfig
     spinners on one core take turns at scheduler speed)."""
     cpus = bench_cpus()
     if cpus[0] < 0 or cpus[0] == cpus[1] or cpu_count() < 2:
-        return PipelineConfig(ticks=ticks, rate=rate, producer_wait="yield", consumer_wait="yield", cpus=None)
-    return PipelineConfig(ticks=ticks, rate=rate, cpus=cpus)
+        return PipelineConfig(
+            ticks=ticks, rate=rate, producer_wait="yield", consumer_wait="yield", cpus=None
+        ).validate()
+    return PipelineConfig(ticks=ticks, rate=rate, cpus=cpus).validate()
 
 
 @dataclass

@@ -213,8 +213,16 @@ class Pool:
         self._live.clear()
 
     def owns(self, block: Block | int) -> bool:
-        """True if ``block`` is the start of one of this pool's blocks."""
-        addr = block.address if isinstance(block, Block) else int(block)
+        """True if ``block`` (a Block or an int address) is the start of one
+        of this pool's blocks."""
+        if isinstance(block, Block):
+            addr = block.address
+        elif isinstance(block, int) and not isinstance(block, bool):
+            addr = block
+        else:
+            raise TypeError(f"owns() takes a Block or an int address, got {type(block).__name__}")
+        if not 0 < addr < 2**64:
+            return False
         return bool(lib.ll_pool_owns(self._p, ffi.cast("void *", addr)))
 
     # -- counters -------------------------------------------------------------

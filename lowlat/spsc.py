@@ -50,6 +50,8 @@ def record_dtype(dtype: Any) -> np.dtype:
     if isinstance(dtype, int):
         if dtype < 1:
             raise ValueError(f"record size must be >= 1 byte, got {dtype}")
+        if dtype > 2**31 - 1:
+            raise ValueError(f"record size must be <= {2**31 - 1} bytes, got {dtype}")
         return np.dtype((np.void, dtype))
     try:
         dt = np.dtype(dtype)

@@ -33,14 +33,22 @@ def _stoppable(variants: dict[str, Callable[[], float]]) -> dict[str, Callable[[
     return {k: checked(v) for k, v in variants.items()}
 
 
+def _matrix(x: object) -> np.ndarray:
+    """``x`` as a 2-D array of real numbers (rows x columns)."""
+    if not isinstance(x, np.ndarray) or x.ndim != 2 or x.dtype.kind not in "iuf":
+        what = f"{x.ndim}-D {x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
+        raise TypeError(f"x must be a 2-D numpy array of numbers (rows x columns), got a {what}")
+    return x
+
+
 def row_norms_per_row(x: np.ndarray) -> np.ndarray:
     """Euclidean norm of every row, one numpy call per row (the slow way)."""
-    return np.array([np.linalg.norm(row) for row in x])
+    return np.array([np.linalg.norm(row) for row in _matrix(x)])
 
 
 def row_norms_batched(x: np.ndarray) -> np.ndarray:
     """The same norms in one call over the whole matrix."""
-    return np.linalg.norm(x, axis=1)
+    return np.linalg.norm(_matrix(x), axis=1)
 
 
 @dataclass
@@ -64,8 +72,10 @@ class BatchingResult:
 
 def compare_row_norms(rows: int = 2000, cols: int = 256, repeats: int = 5, seed: int = 0) -> BatchingResult:
     """Checks the two versions agree, then times them interleaved."""
-    rows = int_arg(rows, "rows", minimum=1)
-    cols = int_arg(cols, "cols", minimum=1)
+    rows = int_arg(rows, "rows", minimum=1, maximum=10**6)
+    cols = int_arg(cols, "cols", minimum=1, maximum=10**6)
+    if rows * cols > 10**8:
+        raise ValueError(f"rows x cols = {rows * cols:,} float64s; at most 10**8 (800 MB) are allowed")
     x = np.random.default_rng(seed).standard_normal((rows, cols))
     a, b = row_norms_per_row(x), row_norms_batched(x)
     rel = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), np.finfo(float).tiny)))
@@ -98,7 +108,7 @@ class FfiCosts:
 def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
     """Records the same ``n`` values three ways, interleaved, and checks that
     every way counted all of them."""
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=10**8)
     values = np.random.default_rng(1).integers(100, 100_000, n).astype(np.uint64)
     as_list = values.tolist()
     h = Histogram()
@@ -151,8 +161,12 @@ def batch_sweep(
     """Records ``total`` values through :meth:`Histogram.record_many` in
     calls of each batch size (sizes interleaved, ``repeats`` rounds,
     median per size)."""
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"sizes must be a sequence of batch sizes, got {type(sizes).__name__} {sizes!r}")
     sizes_arr = np.array(sorted({int_arg(s, "batch size", minimum=1) for s in sizes}))
-    total = int_arg(total, "total", minimum=int(sizes_arr.max()))
+    if sizes_arr.size == 0:
+        raise ValueError("sizes must hold at least one batch size")
+    total = int_arg(total, "total", minimum=int(sizes_arr.max()), maximum=10**8)
     values = np.random.default_rng(2).integers(100, 100_000, total).astype(np.uint64)
     h = Histogram()
 

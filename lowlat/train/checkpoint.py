@@ -15,12 +15,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from lowlat._check import int_arg
+from lowlat.train._args import real_arg
+
+# The most checkpoint segments one simulated job may have (work / interval).
+MAX_SEGMENTS = 10**9
 
 
 def _positive(**kw: float) -> None:
     for k, v in kw.items():
-        if not v > 0:
-            raise ValueError(f"{k} must be > 0, got {v!r}")
+        real_arg(v, k, positive=True)
+
+
+def _non_negative(**kw: float) -> None:
+    for k, v in kw.items():
+        real_arg(v, k, minimum=0.0)
 
 
 def young_interval(cost: float, mtbf: float) -> float:
@@ -43,9 +51,11 @@ def expected_goodput(interval: float, cost: float, mtbf: float, restart: float =
     """Useful work / wall time for an endless job, exactly: a segment of
     length tau = T + C takes (M + R)(e^(tau/M) - 1) on average."""
     _positive(interval=interval, mtbf=mtbf)
-    if cost < 0 or restart < 0:
-        raise ValueError(f"cost and restart must be >= 0, got {cost!r}, {restart!r}")
-    return interval / ((mtbf + restart) * math.expm1((interval + cost) / mtbf))
+    _non_negative(cost=cost, restart=restart)
+    try:
+        return interval / ((mtbf + restart) * math.expm1((interval + cost) / mtbf))
+    except OverflowError:  # a segment far longer than the MTBF never completes: goodput 0
+        return 0.0
 
 
 def _segments_wall(
@@ -73,10 +83,14 @@ def simulate_goodput(
     """Goodput (work / wall time) of ``runs`` simulated jobs of ``work``
     units, one value per run."""
     _positive(interval=interval, mtbf=mtbf, work=work)
-    runs = int_arg(runs, "runs", minimum=1)
-    if cost < 0 or restart < 0:
-        raise ValueError(f"cost and restart must be >= 0, got {cost!r}, {restart!r}")
-    rng = np.random.default_rng(seed)  # the same stream for every interval: smoother curves
+    runs = int_arg(runs, "runs", minimum=1, maximum=10**6)
+    _non_negative(cost=cost, restart=restart)
+    if work / interval > MAX_SEGMENTS:
+        raise ValueError(
+            f"work / interval = {work / interval:.3g} checkpoint segments; at most {MAX_SEGMENTS:.0e} can be simulated "
+            "(a longer interval or less work)"
+        )
+    rng = np.random.default_rng(int_arg(seed, "seed", minimum=0))  # the same stream for every interval: smoother curves
     full = int(work // interval)
     rest = work - full * interval
     wall = _segments_wall(interval + cost, full, mtbf, restart, runs, rng)
@@ -115,8 +129,15 @@ def sweep(
 ) -> CheckpointSweep:
     """Simulates every interval (default: 40 log-spaced around Young's)."""
     young, daly = young_interval(cost, mtbf), daly_interval(cost, mtbf)
+    _positive(work=work)
     if intervals is None:
         intervals = np.geomspace(young / 8, min(young * 8, work), 40)
+    else:
+        intervals = np.asarray(intervals)
+        if intervals.ndim != 1 or intervals.size == 0:
+            raise ValueError(f"intervals must be a non-empty 1-D sequence of numbers > 0, got shape {intervals.shape}")
+        for i, t in enumerate(intervals.tolist()):
+            real_arg(t, f"intervals[{i}]", positive=True)
     sims = [simulate_goodput(float(t), cost, mtbf, work, restart=restart, runs=runs, seed=seed) for t in intervals]
     return CheckpointSweep(
         np.asarray(intervals, dtype=float),

@@ -23,6 +23,7 @@ import numpy as np
 
 from lowlat._check import int_arg
 from lowlat.interrupt import check
+from lowlat.train._args import probability_arg, real_arg
 
 T = TypeVar("T")
 
@@ -49,14 +50,14 @@ class HeavyTailSource:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        int_arg(self.n, "n", minimum=0)
-        int_arg(self.item_len, "item_len", minimum=1)
+        int_arg(self.n, "n", minimum=0, maximum=10**8)
+        int_arg(self.item_len, "item_len", minimum=1, maximum=10**8)
         int_arg(self.seed, "seed", minimum=0)
-        for name in ("median_ms", "sigma", "stall_ms"):
-            if not float(getattr(self, name)) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if not 0 <= float(self.stall_prob) <= 1:
-            raise ValueError(f"stall_prob must be in [0, 1], got {self.stall_prob!r}")
+        # A read sleeps its time: bounded so that no item can take more than a minute.
+        real_arg(self.median_ms, "median_ms", minimum=0.0, maximum=60_000.0)
+        real_arg(self.sigma, "sigma", minimum=0.0, maximum=10.0)
+        real_arg(self.stall_ms, "stall_ms", minimum=0.0, maximum=60_000.0)
+        probability_arg(self.stall_prob, "stall_prob")
 
     def read_times_s(self) -> np.ndarray:
         """Every item's read time (s), as the seed fixes them."""
@@ -127,7 +128,11 @@ class PrefetchLoader(Generic[T]):
     """
 
     def __init__(self, iterable: Iterable[T], depth: int = 2) -> None:
-        self.depth = int_arg(depth, "depth", minimum=0)
+        self.depth = int_arg(depth, "depth", minimum=0, maximum=1_000_000)
+        if not hasattr(iterable, "__iter__") and not hasattr(iterable, "__getitem__"):
+            raise TypeError(
+                f"PrefetchLoader reads an iterable (a dataset, a list, a generator), got {type(iterable).__name__}"
+            )
         self._iterable = iterable
         self._pass: _Pass | None = None
         self.produced = 0
@@ -200,6 +205,7 @@ class PrefetchLoader(Generic[T]):
         ``timeout_s`` for its thread to end (a warning says so if the
         source's read outlasts that).  Its iterator then raises RuntimeError;
         ``iter()`` starts a new pass."""
+        timeout_s = real_arg(timeout_s, "timeout_s", minimum=0.0)
         self._end(self._pass, "the loader was closed (close(), or the end of its with block)", timeout_s)
 
     def _end(self, run: _Pass | None, reason: str, timeout_s: float = 5.0) -> None:
@@ -280,9 +286,8 @@ class SimulatedStep:
     while it waits for the device, so a loader thread runs meanwhile."""
 
     def __init__(self, step_ms: float = 2.0) -> None:
-        if not step_ms > 0:
-            raise ValueError(f"step_ms must be > 0, got {step_ms!r}")
-        self.step_ms = float(step_ms)
+        # At most 10 s: the calibration runs the step some twenty times.
+        self.step_ms = real_arg(step_ms, "step_ms", positive=True, maximum=10_000.0)
         n = 128
         for _ in range(4):  # FLOPs grow as n^3: rescale n from the measured time
             self._alloc(n)
@@ -334,6 +339,10 @@ def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loade
     defaults to :class:`PrefetchLoader` (the exercise passes its own).
     Inside :func:`lowlat.interrupt.stoppable`, Ctrl-C ends the epoch after
     the step in progress (:class:`lowlat.interrupt.Interrupted`)."""
+    if not callable(step):
+        raise TypeError(
+            f"step must be callable (a SimulatedStep, or a function of one batch), got {type(step).__name__}"
+        )
     cls = PrefetchLoader if loader_cls is None else loader_cls
     loader = cls(source, depth)
     waits: list[float] = []

@@ -53,7 +53,7 @@ class Kernel:
 def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
     """``n x n`` float64 matmul into a preallocated output: 2 n^3 FLOP,
     3 n^2 x 8 bytes."""
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=8192)  # three n x n float64 matrices: 1.5 GiB at the top
     rng = np.random.default_rng(0)
     a, b, out = rng.random((n, n)), rng.random((n, n)), np.empty((n, n))
     reps = max(1, int(2e7 // (2 * n**3)))  # small sizes: several per timing, so the timer does not dominate
@@ -63,14 +63,14 @@ def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
 
 def add_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     """``c = a + b`` over ``n`` float64 (out=): n FLOP, 3 n x 8 bytes."""
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=10**8)
     a, b, c = np.ones(n), np.ones(n), np.empty(n)
     return Kernel("vector add", float(n), 3.0 * n * F8, _best_s(lambda: np.add(a, b, out=c), repeats))
 
 
 def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     """``a.sum()`` over ``n`` float64: n FLOP, n x 8 bytes."""
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=10**8)
     a = np.ones(n)
     return Kernel("reduction (sum)", float(n), float(n) * F8, _best_s(a.sum, repeats))
 
@@ -78,7 +78,7 @@ def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
 def copy_bandwidth(nbytes: int = 64 << 20, repeats: int = 5) -> float:
     """Streaming bandwidth (bytes/s): ``np.copyto`` of ``nbytes``, counted
     as read + write."""
-    n = int_arg(nbytes, "nbytes", minimum=F8) // F8
+    n = int_arg(nbytes, "nbytes", minimum=F8, maximum=2**32) // F8
     src, dst = np.ones(n), np.empty(n)
     return 2.0 * n * F8 / _best_s(lambda: np.copyto(dst, src), repeats)
 
@@ -115,6 +115,8 @@ class Roofline:
 
 def measure(matmul_sizes: tuple[int, ...] = (32, 128, 512), vector_n: int = 4_000_000, repeats: int = 5) -> Roofline:
     """Measures the roofs and the kernels (a few seconds)."""
+    if isinstance(matmul_sizes, (str, bytes)) or not hasattr(matmul_sizes, "__iter__") or not len(matmul_sizes):
+        raise TypeError(f"matmul_sizes must be a non-empty tuple of matrix sizes, got {matmul_sizes!r}")
     kernels = [add_kernel(vector_n, repeats), sum_kernel(vector_n, repeats)]
     kernels += [matmul_kernel(n, repeats) for n in matmul_sizes]
     big = max(matmul_sizes)
@@ -153,7 +155,7 @@ class OutResult:
 
 
 def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=10**8)
     rng = np.random.default_rng(3)
     a, b, c = rng.random(n), rng.random(n), rng.random(n)
     y = np.empty(n)

@@ -21,6 +21,10 @@ from typing import Any
 import numpy as np
 
 from lowlat._check import int_arg
+from lowlat.train._args import probability_arg, real_arg
+
+# The most worker-step draws one simulation makes (a steps x workers array).
+MAX_DRAWS = 10**8
 
 
 @dataclass(frozen=True)
@@ -35,10 +39,10 @@ class WorkerModel:
     slow_ms: float = 10.0
 
     def __post_init__(self) -> None:
-        if not (self.base_ms > 0 and self.sigma >= 0 and self.slow_ms >= 0):
-            raise ValueError(f"base_ms must be > 0 and sigma, slow_ms >= 0, got {self}")
-        if not 0 <= self.slow_prob <= 1:
-            raise ValueError(f"slow_prob must be in [0, 1], got {self.slow_prob!r}")
+        real_arg(self.base_ms, "base_ms", positive=True)
+        real_arg(self.sigma, "sigma", minimum=0.0, maximum=10.0)  # lognormal shape: e^(10 sigma) is already absurd
+        real_arg(self.slow_ms, "slow_ms", minimum=0.0)
+        probability_arg(self.slow_prob, "slow_prob")
 
     def sample(self, rng: np.random.Generator, shape: Any) -> np.ndarray:
         """Per-step times (ms) of the given shape."""
@@ -52,7 +56,8 @@ class WorkerModel:
 
 def slow_step_probability(workers: int, p: float) -> float:
     """P(at least one of ``workers`` independent workers is slow) = 1 - (1-p)^W."""
-    return 1.0 - (1.0 - p) ** workers
+    workers = int_arg(workers, "workers", minimum=0)
+    return 1.0 - (1.0 - probability_arg(p, "p")) ** workers
 
 
 # ---- the real run ------------------------------------------------------------------------
@@ -107,11 +112,14 @@ def run_sync_steps(
     behind one barrier.  ``slow_worker`` (an index) has its times multiplied
     by ``slow_factor`` (an injected straggler)."""
     workers = int_arg(workers, "workers", minimum=1, maximum=256)
-    steps = int_arg(steps, "steps", minimum=1)
+    steps = int_arg(steps, "steps", minimum=1, maximum=1_000_000)
+    if not isinstance(model, WorkerModel):
+        raise TypeError(f"model must be a WorkerModel, got {type(model).__name__}")
     if slow_worker is not None:
         int_arg(slow_worker, "slow_worker", minimum=0, maximum=workers - 1)
-    if not slow_factor > 0:
-        raise ValueError(f"slow_factor must be > 0, got {slow_factor!r}")
+    slow_factor = real_arg(slow_factor, "slow_factor", positive=True, maximum=1000.0)
+    # multiprocessing's waits refuse timeouts beyond ~24 days; a day is plenty.
+    timeout_s = real_arg(timeout_s, "timeout_s", positive=True, maximum=86_400.0)
     ctx = mp.get_context("spawn")  # fork from a threaded kernel is unsafe; spawn works everywhere
     barrier = ctx.Barrier(workers + 1)
     out = ctx.Array("d", workers * steps, lock=False)
@@ -186,6 +194,13 @@ def simulate_steps(
     workers = int_arg(workers, "workers", minimum=1)
     backups = int_arg(backups, "backups", minimum=0)
     steps = int_arg(steps, "steps", minimum=1)
+    if not isinstance(model, WorkerModel):
+        raise TypeError(f"model must be a WorkerModel, got {type(model).__name__}")
+    if steps * (workers + backups) > MAX_DRAWS:
+        raise ValueError(
+            f"steps x (workers + backups) = {steps * (workers + backups):,} draws; at most {MAX_DRAWS:,} "
+            "(fewer steps or workers)"
+        )
     draws = model.sample(np.random.default_rng([seed, workers, backups]), (steps, workers + backups))
     if backups == 0:
         return draws.max(axis=1)
@@ -211,6 +226,13 @@ def fan_out(
     seed: int = 0,
 ) -> FanOut:
     """:func:`simulate_steps` for each worker count."""
+    if isinstance(workers, (str, bytes)) or not hasattr(workers, "__iter__"):
+        raise TypeError(f"workers must be a sequence of worker counts, got {type(workers).__name__} {workers!r}")
+    workers = tuple(int_arg(w, "workers", minimum=1) for w in workers)
+    if not workers:
+        raise ValueError("workers must hold at least one worker count")
+    if not isinstance(model, WorkerModel):
+        raise TypeError(f"model must be a WorkerModel, got {type(model).__name__}")
     p50, p99, slow = [], [], []
     threshold = model.base_ms * np.exp(4 * model.sigma) + model.slow_ms / 2  # well above any non-slow draw
     for w in workers:
