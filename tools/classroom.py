@@ -2,7 +2,8 @@
 from graded submissions.
 
 ``python -m tools release DIR`` writes the course as committed (never the
-working copy) without ``solutions/``, ``tools/`` and CI into DIR, with the
+working copy) without ``solutions/``, ``tools/``, CI and the grader's broken
+implementations (``tests/broken/``) into DIR, with the
 README's authors-only parts removed; it refuses while ``exercises/`` is
 out of date with ``solutions/`` or holds a solution marker, or while a
 notebook holds an error or a machine path.
@@ -34,6 +35,15 @@ from tools import authoring, notebooks
 ROOT = Path(__file__).resolve().parent.parent
 # Left out of a student release: the answers, and what only authors run.
 EXCLUDED_TOP = {"solutions", "tools", ".ci", ".git", ".pre-commit-config.yaml", "CONTRIBUTING.md"}
+# ... and these folders: the grader's broken implementations are answers but for one defect.
+EXCLUDED_DIRS = ("tests/broken",)
+
+
+def excluded(rel: Path) -> bool:
+    """``rel`` (a path in the repository) is left out of a student release."""
+    return rel.parts[0] in EXCLUDED_TOP or any(rel.as_posix().startswith(d + "/") for d in EXCLUDED_DIRS)
+
+
 # The README's parts for authors and instructors are fenced by these lines;
 # the student release's README is the same file without them.
 AUTHOR_BEGIN, AUTHOR_END = "<!-- authors-only -->", "<!-- /authors-only -->"
@@ -115,7 +125,7 @@ def release(dest: str | Path, root: Path = ROOT, ref: str = "HEAD") -> list[Path
         written = []
         for src in sorted(p for p in tree.rglob("*") if p.is_file()):
             rel = src.relative_to(tree)
-            if rel.parts[0] in EXCLUDED_TOP:
+            if excluded(rel):
                 continue
             dst = out / rel
             dst.parent.mkdir(parents=True, exist_ok=True)

@@ -226,6 +226,8 @@ class Learner:
             "fd_out": from_child_w,
         }
         self._err_path = self._outdir / "stderr"
+        self._w, self._r = to_child_w, from_child_r
+        self._activity = "starting"
         with open(self._outdir / "stdout", "wb") as out_f, open(self._err_path, "wb") as err_f:
             try:
                 self._proc = sandbox.spawn(
@@ -238,11 +240,15 @@ class Learner:
                     stdout=out_f,
                     stderr=err_f,
                 )
+            except BaseException:
+                for fd in (to_child_w, from_child_r):
+                    os.close(fd)
+                shutil.rmtree(self._outdir, ignore_errors=True)
+                shutil.rmtree(self._cwd, ignore_errors=True)
+                raise
             finally:
                 os.close(to_child_r)
                 os.close(from_child_w)
-        self._w, self._r = to_child_w, from_child_r
-        self._activity = "starting"
 
     # -- lifecycle
     def close(self) -> None:

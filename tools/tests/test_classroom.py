@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.classroom import class_report
+from tools.classroom import class_report, excluded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,3 +87,9 @@ def test_grade_class_grades_each_students_file_in_a_fresh_tree(tmp_path: Path) -
     lines = rep.table().splitlines()
     assert lines[2].split() == ["alice", "PASS", "1/1"] and lines[3].split() == ["bob", "FAIL", "0/1"]
     assert "not implemented yet" in (reports / "bob.xml").read_text()
+
+
+def test_a_release_leaves_out_the_answers() -> None:
+    # tests/broken/ holds implementations that are right but for one defect.
+    assert excluded(Path("solutions/03_spsc/mpmc/mpmc.c")) and excluded(Path("tests/broken/mpmc/destroy_leaks.c"))
+    assert not excluded(Path("tests/test_grading.py")) and not excluded(Path("exercises/03_spsc/mpmc/mpmc.c"))
