@@ -374,6 +374,10 @@ def depth_sweep(
     source: Iterable[Any], depths: Iterable[int], step: SimulatedStep, *, loader_cls: Any = None
 ) -> dict[int, EpochStats]:
     """One epoch per prefetch depth, in the order given."""
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
+        raise TypeError(
+            f"depths must be a sequence of prefetch depths (ints >= 0), got {type(depths).__name__} {depths!r}"
+        )
     return {d: train_epoch(source, d, step, loader_cls=loader_cls) for d in depths}
 
 

@@ -1,0 +1,1041 @@
+"""Bad input across the public API and both command lines (the issue "every
+bad input a clear error, no silent corruption, no hang"): each case either
+raises a clear error (its type, and a message that says what was wrong and
+what is allowed) or is handled right, and says which.
+
+Cases that could hang or crash (the old behaviour of several of them) run in
+a process of their own with a bounded timeout; the rest run here.  The CLI
+cases check one line on stderr, exit status 2, no traceback, and that
+nothing ran before the error was found.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HAS_TOOLS = (ROOT / "tools" / "__main__.py").exists()  # a student release has no tools/
+
+PRELUDE = """
+import threading
+import numpy as np
+from lowlat import Histogram, Pool, SpscQueue
+from lowlat import budget, measure
+from lowlat import pipeline as pl
+from lowlat.budget import Budget, reallocate
+from lowlat.experiments.queues import spsc_python_batches
+from lowlat.hist import HOUR_NS
+from lowlat.pool import StaleBlockError
+from lowlat.spsc import SpscContractError
+from lowlat.train import batching, checkpoint, loader, roofline, stragglers
+from lowlat.train.loader import HeavyTailSource, PrefetchLoader
+nan, inf = float("nan"), float("inf")
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    code: str  # statements; with an error, the last one raises it
+    error: str | None  # the exception's class name (or a base class's); None: handled right
+    match: str  # error: a regex on its message; handled: an expression that must be true after the code
+    isolate: bool = False  # in a process of its own (it could hang or crash)
+
+
+def raises(id: str, code: str, error: str, match: str, *, isolate: bool = False) -> Case:
+    return Case(id, code, error, match, isolate)
+
+
+def handled(id: str, code: str, check: str, *, isolate: bool = False) -> Case:
+    return Case(id, code, None, check, isolate)
+
+
+CASES = [
+    # ---- Pool ---------------------------------------------------------------------------------------------
+    raises(
+        "pool-cache-aligned-str",
+        "Pool(8, 4, cache_aligned='no')",
+        "TypeError",
+        "cache_aligned must be True or False, got str 'no'",
+    ),
+    raises(
+        "pool-cache-aligned-int",
+        "Pool(8, 4, cache_aligned=1)",
+        "TypeError",
+        "cache_aligned must be True or False, got int",
+    ),
+    raises("pool-block-size-str", "Pool('8', 4)", "TypeError", "block_size must be an integer, got str"),
+    raises("pool-count-negative", "Pool(8, -1)", "ValueError", "count must be >= 1 block, got -1"),
+    raises("pool-huge", "Pool(10**30, 4)", "ValueError", "overflows; the pool must fit in"),
+    raises(
+        "pool-stale-free-after-reset",
+        "p = Pool(8, 2); a = p.alloc(); p.reset(); b = p.alloc(); p.free(a)",
+        "StaleBlockError",
+        "free\\(\\) of block 0 .* the pool was reset since it was allocated",
+    ),
+    handled(
+        "pool-reset-then-live-block-safe",
+        "p = Pool(8, 2); a = p.alloc(); p.reset(); b = p.alloc()\ntry:\n    p.free(a)\nexcept StaleBlockError:\n    pass\nc = p.alloc()",
+        "c.address != b.address and b.valid and p.in_use == 2",
+    ),
+    raises(
+        "pool-stale-view-after-reset",
+        "p = Pool(8, 2); a = p.alloc(); p.reset(); a.view()",
+        "StaleBlockError",
+        "view\\(\\) of block 0 .* no longer yours",
+    ),
+    raises(
+        "pool-stale-free-after-realloc",
+        "p = Pool(8, 1); a = p.alloc(); p.free(a); b = p.alloc(); p.free(a)",
+        "StaleBlockError",
+        "a later alloc\\(\\) has been handed the same memory",
+    ),
+    raises(
+        "pool-stale-view-after-free",
+        "p = Pool(8, 1); a = p.alloc(); p.free(a); a.view()",
+        "StaleBlockError",
+        "it was freed",
+    ),
+    raises(
+        "pool-double-free",
+        "p = Pool(8, 1); a = p.alloc(); p.free(a); p.free(a)",
+        "DoubleFreeError",
+        "double free: block 0 .* is already free",
+    ),
+    raises(
+        "pool-foreign-block",
+        "p, q = Pool(8, 1), Pool(8, 1); p.free(q.alloc())",
+        "ForeignPointerError",
+        "belongs to another pool",
+    ),
+    raises(
+        "pool-free-str", "Pool(8, 1).free('block')", "TypeError", "free\\(\\) takes a Block or an int address, got str"
+    ),
+    raises(
+        "pool-free-bool", "Pool(8, 1).free(True)", "TypeError", "free\\(\\) takes a Block or an int address, got bool"
+    ),
+    raises("pool-free-huge-address", "Pool(8, 1).free(2**70)", "ForeignPointerError", "is not a block of this pool"),
+    raises("pool-exhausted", "p = Pool(8, 1); p.alloc(); p.alloc()", "PoolExhaustedError", "all 1 blocks are in use"),
+    raises("pool-owns-str", "Pool(8, 1).owns('x')", "TypeError", "owns\\(\\) takes a Block or an int address, got str"),
+    handled("pool-owns-huge", "r = Pool(8, 1).owns(2**70)", "r is False"),
+    # ---- SpscQueue --------------------------------------------------------------------------------------------
+    handled("spsc-dtype-none-is-uint64", "q = SpscQueue(8, None)", "q.dtype == np.uint64"),
+    raises("spsc-padded-str", "SpscQueue(8, padded='no')", "TypeError", "padded must be True or False, got str 'no'"),
+    raises("spsc-cached-int", "SpscQueue(8, cached=0)", "TypeError", "cached must be True or False, got int 0"),
+    raises(
+        "spsc-dtype-bool", "SpscQueue(8, True)", "TypeError", "dtype must be a numpy dtype or a record size in bytes"
+    ),
+    raises("spsc-record-size-huge", "SpscQueue(8, 10**30)", "ValueError", "record size must be <= 2147483647 bytes"),
+    raises("spsc-too-many-bytes", "SpscQueue(2**38, 8)", "ValueError", "at most 2\\*\\*40 bytes are allowed"),
+    raises(
+        "spsc-capacity-not-pow2",
+        "SpscQueue(1000)",
+        "ValueError",
+        "capacity must be a power of two >= 2, got 1000 \\(nearest allowed: 512 or 1024\\)",
+    ),
+    raises(
+        "spsc-push-float",
+        "SpscQueue(8).try_push(1.9)",
+        "TypeError",
+        "cannot store 1.9 as a uint64 record: an integer is needed, got float",
+    ),
+    raises(
+        "spsc-push-str",
+        "SpscQueue(8).try_push('3')",
+        "TypeError",
+        "cannot store '3' as a uint64 record: an integer is needed, got str",
+    ),
+    raises("spsc-push-bool", "SpscQueue(8).try_push(True)", "TypeError", "an integer is needed, got bool"),
+    raises("spsc-push-none", "SpscQueue(8).try_push(None)", "TypeError", "an integer is needed, got NoneType"),
+    raises(
+        "spsc-push-negative",
+        "SpscQueue(8).try_push(-1)",
+        "OverflowError",
+        "cannot store -1 as a uint64 record: it must be in \\[0, 18446744073709551615\\]",
+    ),
+    raises(
+        "spsc-push-too-big",
+        "SpscQueue(8).try_push(2**64)",
+        "OverflowError",
+        "it must be in \\[0, 18446744073709551615\\]",
+    ),
+    raises(
+        "spsc-push-numpy-negative",
+        "SpscQueue(8).try_push(np.int64(-1))",
+        "OverflowError",
+        "cannot store np.int64\\(-1\\) as a uint64 record",
+    ),
+    raises(
+        "spsc-int8-overflow", "SpscQueue(8, np.int8).try_push(200)", "OverflowError", "it must be in \\[-128, 127\\]"
+    ),
+    raises(
+        "spsc-float-queue-str",
+        "SpscQueue(8, np.float64).try_push('3')",
+        "TypeError",
+        "cannot store '3' as a float64 record: a number is needed",
+    ),
+    raises(
+        "spsc-float-queue-complex", "SpscQueue(8, np.float64).try_push(1 + 2j)", "TypeError", "a real number is needed"
+    ),
+    handled("spsc-float-queue-int", "q = SpscQueue(8, np.float64); q.try_push(5)", "q.try_pop() == 5.0"),
+    handled(
+        "spsc-push-refused-stores-nothing",
+        "q = SpscQueue(8)\ntry:\n    q.try_push(1.9)\nexcept TypeError:\n    pass",
+        "len(q) == 0",
+    ),
+    raises(
+        "spsc-push-many-list",
+        "SpscQueue(8).push_many([1, 2])",
+        "TypeError",
+        "records must be a numpy array of dtype uint64, got list",
+    ),
+    raises(
+        "spsc-push-many-dtype",
+        "SpscQueue(8).push_many(np.arange(3, dtype=np.int32))",
+        "TypeError",
+        "records must have dtype uint64, got int32",
+    ),
+    raises(
+        "spsc-pop-array-str", "SpscQueue(8).pop_array('3')", "TypeError", "max_records must be an integer, got str '3'"
+    ),
+    raises(
+        "spsc-pop-array-float", "SpscQueue(8).pop_array(1.5)", "TypeError", "max_records must be an integer, got float"
+    ),
+    raises("spsc-pop-array-negative", "SpscQueue(8).pop_array(-1)", "ValueError", "max_records must be >= 0, got -1"),
+    handled("spsc-pop-array-huge", "q = SpscQueue(8); q.try_push(4); a = q.pop_array(10**12)", "a.tolist() == [4]"),
+    raises(
+        "spsc-pop-many-readonly",
+        "a = np.zeros(4, np.uint64); a.flags.writeable = False; SpscQueue(8).pop_many(a)",
+        "ValueError",
+        "out must be writable",
+    ),
+    raises(
+        "spsc-second-producer",
+        "q = SpscQueue(8); q.try_push(1)\nerr = []\ndef f():\n    try:\n        q.try_push(2)\n    except Exception as e:\n        err.append(e)\nt = threading.Thread(target=f, name='second'); t.start(); t.join()\nraise err[0]",
+        "SpscContractError",
+        "try_push from thread 'second', but thread 'MainThread' is this queue's producer.*release_producer",
+    ),
+    raises(
+        "spsc-second-producer-batch",
+        "q = SpscQueue(8); q.push_many(np.arange(2, dtype=np.uint64))\nerr = []\ndef f():\n    try:\n        q.push_many(np.arange(2, dtype=np.uint64))\n    except Exception as e:\n        err.append(e)\nt = threading.Thread(target=f); t.start(); t.join()\nraise err[0]",
+        "SpscContractError",
+        "push_many from thread .* is this queue's producer",
+    ),
+    raises(
+        "spsc-second-consumer",
+        "q = SpscQueue(8); q.try_pop()\nerr = []\ndef f():\n    try:\n        q.pop_many(np.zeros(2, np.uint64))\n    except Exception as e:\n        err.append(e)\nt = threading.Thread(target=f); t.start(); t.join()\nraise err[0]",
+        "SpscContractError",
+        "pop_many from thread .* is this queue's consumer.*release_consumer",
+    ),
+    handled(
+        "spsc-hand-over",
+        "q = SpscQueue(8); q.try_push(1); q.release_producer()\nt = threading.Thread(target=lambda: q.try_push(2)); t.start(); t.join()",
+        "q.pop_array().tolist() == [1, 2]",
+    ),
+    handled(
+        "spsc-racing-producers-no-corruption",
+        "q = SpscQueue(1 << 16); out = []; go = threading.Barrier(2)\n"
+        "def f(k):\n    go.wait()\n    try:\n        for i in range(20_000):\n            while not q.try_push(k * 10**6 + i):\n                pass\n"
+        "    except SpscContractError:\n        out.append(k)\n"
+        "ts = [threading.Thread(target=f, args=(k,)) for k in (1, 2)]\n[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "(k,) = {1, 2} - set(out)",
+        "len(out) == 1 and len(q) == 20_000 and q.pop_array(1 << 16).tolist() == [k * 10**6 + i for i in range(20_000)]",
+    ),
+    # ---- Histogram ---------------------------------------------------------------------------------------------
+    handled(
+        "hist-corrected-huge-backfill",
+        "h = Histogram(); h.record_corrected(10**12, 1)",
+        "h.count == 10**12 and h.min == 1 and abs(h.mean - (10**12 + 1) / 2) < 1",
+        isolate=True,
+    ),
+    handled(
+        "hist-corrected-array-huge-backfill",
+        "h = Histogram(); h.record_many_corrected(np.full(100, 10**11), 1)",
+        "h.count == 100 * 10**11",
+        isolate=True,
+    ),
+    raises(
+        "hist-empty-percentile",
+        "Histogram().percentile(50)",
+        "ValueError",
+        "P50 of an empty histogram: no value has been recorded",
+    ),
+    raises("hist-empty-summary", "Histogram().summary()", "ValueError", "empty histogram"),
+    raises(
+        "hist-percentile-nan",
+        "h = Histogram(); h.record(5); h.percentile(nan)",
+        "ValueError",
+        "percentile must be in \\[0, 100\\], got nan",
+    ),
+    raises(
+        "hist-percentile-str",
+        "Histogram().percentile('50')",
+        "TypeError",
+        "percentile must be a number in \\[0, 100\\], got str",
+    ),
+    raises(
+        "hist-percentiles-int",
+        "Histogram().percentiles(50)",
+        "TypeError",
+        "percentiles\\(\\) takes an iterable of numbers in \\[0, 100\\], got int",
+    ),
+    raises("hist-record-negative", "Histogram().record(-1)", "ValueError", "value must be >= 0, got -1"),
+    raises("hist-record-float", "Histogram().record(1.5)", "TypeError", "value must be an integer, got float"),
+    raises("hist-record-str", "Histogram().record('5')", "TypeError", "value must be an integer, got str"),
+    raises(
+        "hist-record-above-range",
+        "h = Histogram(1, 1000); h.record(h.highest_trackable + 1)",
+        "ValueError",
+        "is above the histogram's range \\(highest trackable 2047\\)",
+    ),
+    raises("hist-record-count-zero", "Histogram().record(5, 0)", "ValueError", "count must be >= 1, got 0"),
+    raises(
+        "hist-record-count-huge", "Histogram().record(5, 10**30)", "ValueError", "count must be <= 18446744073709551615"
+    ),
+    raises(
+        "hist-corrected-interval-negative",
+        "Histogram().record_corrected(5, -1)",
+        "ValueError",
+        "expected_interval must be >= 0, got -1",
+    ),
+    raises(
+        "hist-corrected-interval-huge",
+        "Histogram().record_corrected(5, 10**30)",
+        "ValueError",
+        "expected_interval must be <= 18446744073709551615",
+    ),
+    raises(
+        "hist-record-many-none",
+        "Histogram().record_many(None)",
+        "TypeError",
+        "values must be an integer array or an iterable of ints \\(ns\\), got NoneType",
+    ),
+    raises("hist-record-many-int", "Histogram().record_many(5)", "TypeError", "got int"),
+    raises("hist-record-many-str", "Histogram().record_many('123')", "TypeError", "got str"),
+    raises(
+        "hist-record-many-floats",
+        "Histogram().record_many(np.array([1.0, 2.0]))",
+        "TypeError",
+        "values must be an integer array \\(ns\\), got dtype float64",
+    ),
+    raises(
+        "hist-record-many-negative",
+        "Histogram().record_many(np.array([1, -5]))",
+        "ValueError",
+        "values must be >= 0, got a minimum of -5",
+    ),
+    raises("hist-merge-list", "Histogram().merge([1, 2])", "TypeError", "merge\\(\\) takes a Histogram, got list"),
+    raises("hist-lowest-zero", "Histogram(0)", "ValueError", "lowest must be >= 1, got 0"),
+    raises("hist-sig-figs", "Histogram(sig_figs=6)", "ValueError", "sig_figs must be 1..5, got 6"),
+    raises("hist-highest-too-big", "Histogram(1, 2**64)", "ValueError", "highest must be <= 18446744073709551615"),
+    # ---- pipeline -----------------------------------------------------------------------------------------------
+    raises(
+        "pipeline-rate-tiny",
+        "pl.run(pl.best_config(), rate=0.05)",
+        "ValueError",
+        "an open loop of 200,000 ticks at 0.05 ticks/s would run 4,000,000 s; at most 600 s",
+        isolate=True,
+    ),
+    raises(
+        "pipeline-rate-zero",
+        "pl.run(pl.best_config(10), rate=0.0)",
+        "ValueError",
+        "rate must be in \\(0, 1e9\\] ticks per second",
+    ),
+    raises("pipeline-rate-nan", "pl.run(pl.best_config(10), rate=nan)", "ValueError", "rate must be in \\(0, 1e9\\]"),
+    raises(
+        "pipeline-rate-str",
+        "pl.run(pl.best_config(10), rate='fast')",
+        "TypeError",
+        "rate must be a number of ticks per second",
+    ),
+    raises(
+        "pipeline-busy-work-too-long",
+        "pl.run(pl.best_config(), work_ns=(10**9,) * 4)",
+        "ValueError",
+        "is 800,000 s of busy work; at most 600 s",
+        isolate=True,
+    ),
+    raises(
+        "pipeline-work-not-tuple",
+        "pl.run(pl.best_config(10), work_ns=5)",
+        "TypeError",
+        "work_ns must be a tuple of 4 ints",
+    ),
+    raises(
+        "pipeline-work-two-stages",
+        "pl.run(pl.best_config(10), work_ns=(1, 2))",
+        "ValueError",
+        "work_ns needs one value per stage",
+    ),
+    raises(
+        "pipeline-work-negative",
+        "pl.run(pl.best_config(10), work_ns=(-1, 0, 0, 0))",
+        "ValueError",
+        "work_ns must be >= 0, got -1",
+    ),
+    raises(
+        "pipeline-capacity-huge",
+        "pl.run(pl.best_config(10), capacity=2**30)",
+        "ValueError",
+        "capacity must be <= 16777216 ticks",
+    ),
+    raises(
+        "pipeline-hold-huge",
+        "pl.run(pl.best_config(10), hold_ns=10**20)",
+        "ValueError",
+        "hold_ns must be <= 3600000000000",
+    ),
+    raises(
+        "pipeline-ticks-float",
+        "pl.run(pl.best_config(10), ticks=1.5)",
+        "TypeError",
+        "ticks must be an integer, got float",
+    ),
+    raises("pipeline-ticks-huge", "pl.run(pl.best_config(10), ticks=10**9)", "ValueError", "ticks must be <= 50000000"),
+    raises(
+        "pipeline-cpus-single",
+        "pl.run(pl.best_config(10), cpus=(0,))",
+        "TypeError",
+        "cpus must be a \\(producer, consumer\\) pair or None",
+    ),
+    raises(
+        "pipeline-unknown-field",
+        "pl.run(pl.best_config(10), tick=5)",
+        "TypeError",
+        "unknown PipelineConfig field\\(s\\) tick; the fields are ticks",
+    ),
+    raises(
+        "pipeline-config-str",
+        "pl.run('best')",
+        "TypeError",
+        "config must be a PipelineConfig \\(or None for best_config\\(\\)\\), got str",
+    ),
+    raises("pipeline-best-config-ticks-str", "pl.best_config('x')", "TypeError", "ticks must be an integer, got str"),
+    raises("pipeline-seed-config-ticks-zero", "pl.seed_config(0)", "ValueError", "ticks must be >= 1, got 0"),
+    raises(
+        "pipeline-summary-misspelt",
+        "pl.run(pl.best_config(100)).summary('sentt')",
+        "ValueError",
+        "which must be one of 'intended', 'sent'; got 'sentt'",
+    ),
+    raises(
+        "pipeline-summary-nothing-processed",
+        "import dataclasses\nr = pl.run(pl.best_config(100))\ndataclasses.replace(r, intended=Histogram()).summary()",
+        "ValueError",
+        "no tick was processed .* there is no latency to summarise",
+    ),
+    # ---- budgets -------------------------------------------------------------------------------------------------
+    raises(
+        "budget-total-inf",
+        "Budget(inf, [('parse', 10)])",
+        "ValueError",
+        "total_us must be a finite number of us > 0, got inf",
+    ),
+    raises(
+        "budget-total-nan",
+        "Budget(nan, [('parse', 10)])",
+        "ValueError",
+        "total_us must be a finite number of us > 0, got nan",
+    ),
+    raises(
+        "budget-total-str",
+        "Budget('100', [('parse', 10)])",
+        "TypeError",
+        "total_us must be a finite number of us > 0, got str",
+    ),
+    raises(
+        "budget-allotment-inf",
+        "Budget(100, [('parse', inf)])",
+        "ValueError",
+        "the allotment of stage 'parse' must be a finite number of us > 0, got inf",
+    ),
+    raises(
+        "budget-allotments-overflow",
+        "Budget(100, [('a', 60), ('b', 60)])",
+        "ValueError",
+        "the allotments sum to 120 us, more than the total budget of 100 us",
+    ),
+    raises(
+        "budget-stage-not-pair",
+        "Budget(100, [5])",
+        "TypeError",
+        "each stage must be a \\(name, allotment in us\\) pair, got 5",
+    ),
+    raises(
+        "budget-stages-int",
+        "Budget(100, 5)",
+        "TypeError",
+        "stages must map names to allotments \\(us\\) or be \\(name, us\\) pairs, got int",
+    ),
+    raises(
+        "budget-stage-name-int",
+        "Budget(100, [(1, 5)])",
+        "TypeError",
+        "a stage's name must be a non-empty string, got 1",
+    ),
+    raises(
+        "budget-sample-nan",
+        "Budget(100, [('parse', 10)]).report({'parse': [1000.0, nan]})",
+        "ValueError",
+        "stage 'parse' has 1 NaN sample\\(s\\) \\(the first at index 1: nan\\); samples must be finite durations >= 0 ns",
+    ),
+    raises(
+        "budget-sample-inf",
+        "Budget(100, [('parse', 10)]).report({'parse': [inf]})",
+        "ValueError",
+        "stage 'parse' has 1 infinite sample\\(s\\)",
+    ),
+    raises(
+        "budget-sample-negative",
+        "Budget(100, [('parse', 10)]).report({'parse': [5.0, -5.0]})",
+        "ValueError",
+        "stage 'parse' has 1 negative sample\\(s\\) \\(the first at index 1: -5.0\\)",
+    ),
+    raises(
+        "budget-sample-str",
+        "Budget(100, [('parse', 10)]).report({'parse': ['x']})",
+        "TypeError",
+        "stage 'parse': samples must be numbers of ns",
+    ),
+    raises(
+        "budget-sample-bool",
+        "Budget(100, [('parse', 10)]).report({'parse': [True]})",
+        "TypeError",
+        "samples must be numbers of ns, got booleans",
+    ),
+    raises(
+        "budget-samples-empty",
+        "Budget(100, [('parse', 10)]).report({'parse': []})",
+        "ValueError",
+        "stage 'parse' has no samples",
+    ),
+    raises(
+        "budget-samples-list",
+        "Budget(100, [('parse', 10)]).report([1, 2])",
+        "TypeError",
+        "samples_ns must map each stage's name to its samples",
+    ),
+    raises(
+        "budget-percentile-nan",
+        "Budget(100, [('parse', 10)]).report({'parse': [1]}, nan)",
+        "ValueError",
+        "percentile must be in \\[0, 100\\], got nan",
+    ),
+    raises(
+        "budget-percentile-str",
+        "Budget(100, [('parse', 10)]).report({'parse': [1]}, '99')",
+        "TypeError",
+        "percentile must be a number in \\[0, 100\\], got str",
+    ),
+    raises(
+        "budget-reallocate-nan",
+        "reallocate({'a': nan, 'b': 1.0}, 10)",
+        "ValueError",
+        "the measured need of stage 'a' must be a finite number of us >= 0, got nan",
+    ),
+    raises(
+        "budget-reallocate-negative",
+        "reallocate({'a': -5.0, 'b': 1.0}, 10)",
+        "ValueError",
+        "the measured need of stage 'a' must be a finite number of us >= 0, got -5.0",
+    ),
+    raises(
+        "budget-reallocate-total-inf",
+        "reallocate({'a': 1.0}, inf)",
+        "ValueError",
+        "total_us must be a finite number of us > 0, got inf",
+    ),
+    raises(
+        "budget-reallocate-empty",
+        "reallocate({}, 10)",
+        "ValueError",
+        "reallocate needs at least one stage's measured time",
+    ),
+    raises(
+        "budget-attribute-nan",
+        "budget.attribute([('a', 10.0, nan)], 100)",
+        "ValueError",
+        "the measured time of stage 'a' must be a finite number of us >= 0, got nan",
+    ),
+    # ---- measurement ------------------------------------------------------------------------------------------------
+    raises(
+        "decide-nan",
+        "measure.decide('x', nan, nan, p50_budget_ns=1000, p99_budget_ns=10000)",
+        "ValueError",
+        "p50_ns must be a finite number >= 0, got nan",
+    ),
+    raises(
+        "decide-budget-zero",
+        "measure.decide('x', 1, 2, p50_budget_ns=0, p99_budget_ns=10000)",
+        "ValueError",
+        "p50_budget_ns must be a finite number > 0, got 0",
+    ),
+    raises(
+        "decide-p99-below-p50",
+        "measure.decide('x', 500, 100, p50_budget_ns=1000, p99_budget_ns=10000)",
+        "ValueError",
+        "p99_ns \\(100\\) is below p50_ns \\(500\\)",
+    ),
+    raises(
+        "decide-throughput-half",
+        "measure.decide('x', 1, 2, p50_budget_ns=10, p99_budget_ns=10, items_per_s=5.0)",
+        "ValueError",
+        "give items_per_s and target_items_per_s together",
+    ),
+    raises(
+        "decide-throughput-str",
+        "measure.decide('x', 1, 2, p50_budget_ns=10, p99_budget_ns=10, items_per_s='5', target_items_per_s=1.0)",
+        "TypeError",
+        "items_per_s must be a finite number >= 0, got str",
+    ),
+    raises(
+        "gate-candidate-nan",
+        "measure.gate('g', lambda: 10.0, lambda: nan)",
+        "ValueError",
+        "candidate returned nan: costs must be finite numbers > 0",
+    ),
+    raises(
+        "gate-candidate-zero",
+        "measure.gate('g', lambda: 10.0, lambda: 0.0)",
+        "ValueError",
+        "candidate returned 0.0: costs must be finite numbers > 0",
+    ),
+    raises(
+        "gate-candidate-negative",
+        "measure.gate('g', lambda: 10.0, lambda: -1.0)",
+        "ValueError",
+        "candidate returned -1.0",
+    ),
+    raises(
+        "gate-candidate-none", "measure.gate('g', lambda: 10.0, lambda: None)", "ValueError", "candidate returned None"
+    ),
+    raises("gate-baseline-inf", "measure.gate('g', lambda: inf, lambda: 1.0)", "ValueError", "baseline returned inf"),
+    raises(
+        "gate-threshold-str",
+        "measure.gate('g', lambda: 1.0, lambda: 1.0, threshold='0.1')",
+        "TypeError",
+        "threshold must be a number in \\(0, 1\\), got str",
+    ),
+    raises(
+        "gate-rounds-huge",
+        "measure.gate('g', lambda: 1.0, lambda: 1.0, rounds=10**30)",
+        "ValueError",
+        "rounds must be <= 10000",
+        isolate=True,
+    ),
+    raises(
+        "gate-not-callable", "measure.gate('g', 10.0, lambda: 1.0)", "TypeError", "baseline must be a function to call"
+    ),
+    raises("repeat-ns-huge", "measure.repeat_ns(lambda: None, 10**30)", "ValueError", "repeats must be <= 100000000"),
+    raises(
+        "omission-schedule-huge",
+        "measure.omission_scenario(interval_ns=1)",
+        "ValueError",
+        "the schedule would hold 100,000,010,002 requests .* at most 100,000,000",
+    ),
+    raises(
+        "omission-stall-after-end",
+        "measure.omission_scenario(requests=10, stall_at=11)",
+        "ValueError",
+        "stall_at must be <= 10, got 11",
+    ),
+    raises("heavy-tailed-negative", "measure.heavy_tailed(-1)", "ValueError", "n must be >= 1, got -1"),
+    raises("heavy-tailed-seed-negative", "measure.heavy_tailed(5, seed=-1)", "ValueError", "seed must be >= 0, got -1"),
+    raises("perf-stat-str", "measure.perf_stat('true')", "TypeError", "cmd must be a non-empty list of strings"),
+    # ---- experiments ---------------------------------------------------------------------------------------------------
+    raises(
+        "spsc-python-batches-zero",
+        "spsc_python_batches(1000, batch=0)",
+        "ValueError",
+        "batch must be >= 1, got 0",
+        isolate=True,
+    ),
+    raises("spsc-python-batches-items-huge", "spsc_python_batches(10**10)", "ValueError", "items must be <= 100000000"),
+    raises(
+        "spsc-python-batches-capacity",
+        "spsc_python_batches(1000, capacity=1000)",
+        "ValueError",
+        "capacity must be a power of two >= 2, got 1000",
+    ),
+    # ---- training: the loader ---------------------------------------------------------------------------------------------
+    raises(
+        "loader-next-after-close",
+        "ld = PrefetchLoader(range(10), 2); it = iter(ld); next(it); ld.close(); next(it)",
+        "RuntimeError",
+        "this pass over the PrefetchLoader has ended: the loader was closed .* start a new pass with iter\\(loader\\)",
+        isolate=True,
+    ),
+    raises(
+        "loader-next-after-close-inline",
+        "ld = PrefetchLoader(range(10), 0); it = iter(ld); next(it); ld.close(); next(it)",
+        "RuntimeError",
+        "has ended: the loader was closed",
+        isolate=True,
+    ),
+    raises(
+        "loader-two-iterators",
+        "ld = PrefetchLoader(range(10), 2); a = iter(ld); next(a); b = iter(ld); next(b); next(a)",
+        "RuntimeError",
+        "has ended: a newer iter\\(\\) over the same loader started another pass \\(one pass at a time\\)",
+        isolate=True,
+    ),
+    handled(
+        "loader-second-pass-complete",
+        "ld = PrefetchLoader(range(10), 2); a = iter(ld); next(a); b = iter(ld)",
+        "list(b) == list(range(10)) and not ld.running",
+        isolate=True,
+    ),
+    handled(
+        "loader-new-pass-after-close",
+        "ld = PrefetchLoader(range(5), 3); it = iter(ld); next(it); ld.close()",
+        "list(ld) == [0, 1, 2, 3, 4]",
+        isolate=True,
+    ),
+    raises("loader-not-iterable", "PrefetchLoader(5, 2)", "TypeError", "PrefetchLoader reads an iterable .* got int"),
+    raises(
+        "loader-close-timeout-nan",
+        "PrefetchLoader(range(3)).close(nan)",
+        "ValueError",
+        "timeout_s must be a finite number >= 0, got nan",
+    ),
+    raises(
+        "loader-source-median-inf",
+        "HeavyTailSource(median_ms=inf)",
+        "ValueError",
+        "median_ms must be a finite number >= 0 and <= 60000, got inf",
+    ),
+    raises(
+        "loader-source-median-str",
+        "HeavyTailSource(median_ms='1')",
+        "TypeError",
+        "median_ms must be a number >= 0 and <= 60000, got str",
+    ),
+    raises("loader-source-n-huge", "HeavyTailSource(n=10**30)", "ValueError", "n must be <= 100000000"),
+    raises(
+        "loader-step-inf",
+        "loader.SimulatedStep(inf)",
+        "ValueError",
+        "step_ms must be a finite number > 0 and <= 10000, got inf",
+        isolate=True,
+    ),
+    raises(
+        "loader-step-huge",
+        "loader.SimulatedStep(1e30)",
+        "ValueError",
+        "step_ms must be <= 10000, got 1e\\+30",
+        isolate=True,
+    ),
+    raises(
+        "loader-epoch-step-not-callable", "loader.train_epoch(range(3), 1, 5)", "TypeError", "step must be callable"
+    ),
+    raises(
+        "loader-depth-sweep-int",
+        "loader.depth_sweep(range(3), 4, None)",
+        "TypeError",
+        "depths must be a sequence of prefetch depths",
+    ),
+    # ---- training: batching, roofline, stragglers, checkpoints ---------------------------------------------------------------
+    raises(
+        "batching-sizes-empty",
+        "batching.batch_sweep(sizes=())",
+        "ValueError",
+        "sizes must hold at least one batch size",
+    ),
+    raises(
+        "batching-sizes-int",
+        "batching.batch_sweep(sizes=64)",
+        "TypeError",
+        "sizes must be a sequence of batch sizes, got int",
+    ),
+    raises(
+        "batching-matrix-huge",
+        "batching.compare_row_norms(10**6, 10**6)",
+        "ValueError",
+        "rows x cols = 1,000,000,000,000 float64s; at most 10\\*\\*8",
+    ),
+    raises(
+        "batching-norms-list",
+        "batching.row_norms_batched([1.0, 2.0])",
+        "TypeError",
+        "x must be a 2-D numpy array of numbers \\(rows x columns\\), got a list",
+    ),
+    raises("batching-norms-1d", "batching.row_norms_per_row(np.ones(3))", "TypeError", "got a 1-D float64 array"),
+    raises("batching-ffi-huge", "batching.ffi_costs(10**30)", "ValueError", "n must be <= 100000000"),
+    raises("roofline-matmul-huge", "roofline.matmul_kernel(10**6)", "ValueError", "n must be <= 8192"),
+    raises("roofline-copy-huge", "roofline.copy_bandwidth(10**30)", "ValueError", "nbytes must be <= 4294967296"),
+    raises(
+        "roofline-sizes-empty",
+        "roofline.measure(())",
+        "TypeError",
+        "matmul_sizes must be a non-empty tuple of matrix sizes",
+    ),
+    raises(
+        "checkpoint-cost-str",
+        "checkpoint.young_interval('x', 10)",
+        "TypeError",
+        "cost must be a number > 0, got str 'x'",
+    ),
+    raises(
+        "checkpoint-mtbf-inf",
+        "checkpoint.daly_interval(1, inf)",
+        "ValueError",
+        "mtbf must be a finite number > 0, got inf",
+    ),
+    raises(
+        "checkpoint-cost-nan",
+        "checkpoint.expected_goodput(5, nan, 10)",
+        "ValueError",
+        "cost must be a finite number >= 0, got nan",
+    ),
+    handled("checkpoint-hopeless-interval", "g = checkpoint.expected_goodput(1e30, 1, 10)", "g == 0.0"),
+    raises(
+        "checkpoint-too-many-segments",
+        "checkpoint.simulate_goodput(1, 1, 10, 1e30)",
+        "ValueError",
+        "work / interval = 1e\\+30 checkpoint segments; at most 1e\\+09",
+    ),
+    raises("checkpoint-sweep-no-work", "checkpoint.sweep(1, 10, 0)", "ValueError", "work must be > 0, got 0"),
+    raises(
+        "checkpoint-sweep-bad-interval",
+        "checkpoint.sweep(1, 10, 100, [5.0, -1.0])",
+        "ValueError",
+        "intervals\\[1\\] must be > 0, got -1.0",
+    ),
+    raises(
+        "stragglers-base-inf",
+        "stragglers.WorkerModel(base_ms=inf)",
+        "ValueError",
+        "base_ms must be a finite number > 0, got inf",
+    ),
+    raises(
+        "stragglers-sigma-bool",
+        "stragglers.WorkerModel(sigma=True)",
+        "TypeError",
+        "sigma must be a number >= 0 and <= 10, got bool",
+    ),
+    raises(
+        "stragglers-probability-nan",
+        "stragglers.slow_step_probability(4, nan)",
+        "ValueError",
+        "p must be a finite number, got nan",
+    ),
+    raises(
+        "stragglers-probability-above-one",
+        "stragglers.slow_step_probability(4, 1.5)",
+        "ValueError",
+        "p must be in \\[0, 1\\], got 1.5",
+    ),
+    raises(
+        "stragglers-workers-negative",
+        "stragglers.slow_step_probability(-1, 0.1)",
+        "ValueError",
+        "workers must be >= 0, got -1",
+    ),
+    raises(
+        "stragglers-draws-huge", "stragglers.simulate_steps(10**6, 10**6)", "ValueError", "draws; at most 100,000,000"
+    ),
+    raises(
+        "stragglers-fan-out-empty",
+        "stragglers.fan_out(())",
+        "ValueError",
+        "workers must hold at least one worker count",
+    ),
+    raises(
+        "stragglers-timeout-inf",
+        "stragglers.run_sync_steps(2, 2, timeout_s=inf)",
+        "ValueError",
+        "timeout_s must be a finite number > 0 and <= 86400, got inf",
+        isolate=True,
+    ),
+    raises(
+        "stragglers-model-type",
+        "stragglers.run_sync_steps(2, 2, 'fast')",
+        "TypeError",
+        "model must be a WorkerModel, got str",
+        isolate=True,
+    ),
+]
+
+_RUNNER = """
+import json, sys
+ns = {}
+exec(PRELUDE, ns)
+try:
+    exec(CODE, ns)
+    out = {"ok": bool(eval(CHECK, ns)) if CHECK else True}
+except BaseException as exc:
+    out = {"mro": [c.__name__ for c in type(exc).__mro__], "msg": str(exc)}
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def _check_error(case: Case, mro: list[str], msg: str) -> None:
+    assert case.error in mro, f"{case.id}: expected {case.error}, got {mro[0]}: {msg}"
+    assert re.search(case.match, msg), f"{case.id}: message {msg!r} does not match {case.match!r}"
+    assert "\n" not in msg.strip() or case.error == "SpscContractError", f"{case.id}: a multi-line message"
+
+
+def _isolated(case: Case, timeout_s: float = 120) -> dict:
+    script = "\n".join(
+        [f"PRELUDE = {PRELUDE!r}", f"CODE = {case.code!r}", f"CHECK = {case.match if case.error is None else ''!r}"]
+    )
+    try:
+        res = subprocess.run(
+            [sys.executable, "-c", script + _RUNNER],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=ROOT,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{case.id}: still running after {timeout_s} s (a hang)")
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert res.returncode == 0 and lines, f"{case.id}: the process died (status {res.returncode}): {res.stderr[-2000:]}"
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_api_case(case: Case) -> None:
+    if case.isolate:
+        out = _isolated(case)
+        if case.error is None:
+            assert out.get("ok") is True, f"{case.id}: {out}"
+        else:
+            assert "mro" in out, f"{case.id}: no error was raised ({out})"
+            _check_error(case, out["mro"], out["msg"])
+        return
+    ns: dict = {}
+    exec(PRELUDE, ns)
+    if case.error is None:
+        exec(case.code, ns)
+        assert eval(case.match, ns), f"{case.id}: {case.match} is false"
+        return
+    try:
+        exec(case.code, ns)
+    except Exception as exc:
+        _check_error(case, [c.__name__ for c in type(exc).__mro__], str(exc))
+    else:
+        pytest.fail(f"{case.id}: no error was raised")
+
+
+# ---- the command lines ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("bad-input")
+    (d / "latin1.c").write_bytes(b"/* caf\xe9 */\n#error stop \xff here\n")
+    (d / "empty.xml").write_text("")
+    (d / "broken.xml").write_text("<testsuites><testsuite>")
+    (d / "nocases.xml").write_text('<testsuites><testsuite name="pytest"></testsuite></testsuites>')
+    one = '<testsuites><testsuite><testcase classname="exercises.03_spsc.mpmc.mpmc.ipynb" name="Cell 0"/></testsuite></testsuites>'
+    for sub in ("a", "b"):
+        (d / sub).mkdir()
+        (d / sub / "alice.xml").write_text(one)
+    (d / "bob.xml").write_text(one)
+    (d / "notjson.ipynb").write_text("{not json")
+    (d / "exists").mkdir()
+    (d / "readonly").mkdir()
+    return d
+
+
+# (module, arguments; {d} is the folder of bad files, message regex).  Read-only places: /sys and
+# /proc refuse writes even to root, where a chmod-ed folder would not.
+CLI_CASES = [
+    ("lowlat", [], "python -m lowlat: the following arguments are required: cmd \\(see python -m lowlat --help\\)"),
+    ("lowlat", ["frobnicate"], "argument cmd: invalid choice: 'frobnicate'"),
+    ("lowlat", ["bench", "--jsn", "x"], "unrecognized arguments: --jsn x"),
+    ("lowlat", ["bench", "--json", ""], "python -m lowlat bench: --json needs a file name, got an empty one"),
+    ("lowlat", ["bench", "--json", "{d}"], "--json .* is a folder; give a file name in it"),
+    (
+        "lowlat",
+        ["bench", "--json", "{d}/missing/out.json"],
+        "the folder .*missing does not exist \\(create it first\\)",
+    ),
+    ("lowlat", ["bench", "--json", "/sys/lowlat-bench.json"], "--json /sys/lowlat-bench.json: cannot write there"),
+    ("lowlat", ["bench", "--json", "/proc/version"], "--json /proc/version: cannot write there"),
+    ("lowlat", ["grade", "nope", "x.c"], "unknown exercise 'nope'; known: "),
+    ("lowlat", ["grade", "mpmc", "{d}/missing.c"], "missing.c: no such file"),
+    ("lowlat", ["grade", "mpmc", "{d}"], "no such file \\(it is a folder\\)"),
+    (
+        "lowlat",
+        ["grade", "mpmc", "{d}/latin1.c"],
+        "latin1.c holds text that is not UTF-8 \\(byte 0xe9 at line 1, column 7\\)",
+    ),
+    ("lowlat", ["release", "--force"], "is an author/instructor command"),
+    ("tools", [], "python -m tools: the following arguments are required: cmd"),
+    ("tools", ["frob"], "argument cmd: invalid choice: 'frob'"),
+    ("tools", ["class-report", "{d}/missing.xml"], "missing.xml: no such report"),
+    ("tools", ["class-report", "{d}/empty.xml"], "empty.xml: not a JUnit XML report \\(the file is empty\\)"),
+    ("tools", ["class-report", "{d}/broken.xml"], "broken.xml: not a JUnit XML report \\(no element found"),
+    ("tools", ["class-report", "{d}/nocases.xml"], "none of the 1 report\\(s\\) holds an exercise case"),
+    ("tools", ["class-report", "{d}/a/alice.xml", "{d}/b/alice.xml"], "two reports are named 'alice' .* rename one"),
+    ("tools", ["class-report", "{d}"], "no such report \\(it is a folder\\)"),
+    ("tools", ["notebooks", "{d}/missing.ipynb"], "missing.ipynb: no such notebook"),
+    ("tools", ["notebooks", "{d}/notjson.ipynb"], "notjson.ipynb: not a notebook \\(a .ipynb file is JSON"),
+    ("tools", ["release", "{d}/exists"], "exists exists; give a new folder for the release"),
+    (
+        "tools",
+        ["release", "{d}/missing/student"],
+        "cannot create the release folder .* is not a folder \\(create it first\\)",
+    ),
+    ("tools", ["release", "/sys/lowlat-release"], "cannot create the release folder /sys/lowlat-release"),
+]
+
+
+@pytest.mark.parametrize(
+    "module, args, match", CLI_CASES, ids=[f"{m}-{'-'.join(a) or 'nothing'}"[:60] for m, a, _ in CLI_CASES]
+)
+def test_cli_case(files: Path, module: str, args: list[str], match: str) -> None:
+    if module == "tools" and not HAS_TOOLS:
+        pytest.skip("no tools/ here (a student release)")
+    argv = [a.replace("{d}", str(files)) for a in args]
+    res = subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    err = res.stderr.strip()
+    assert res.returncode == 2, f"exit {res.returncode}; stderr: {res.stderr}"
+    assert "Traceback" not in res.stderr and len(err.splitlines()) == 1, f"not one line: {res.stderr}"
+    assert re.search(match, err), f"{err!r} does not match {match!r}"
+    assert "lowlat bench on" not in res.stdout, "the bench started before its argument was checked"
+
+
+def test_cli_debug_shows_the_traceback(files: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "lowlat", "--debug", "bench", "--json", ""],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert res.returncode != 0 and "Traceback" in res.stderr and "--json needs a file name" in res.stderr
+
+
+@pytest.mark.skipif(not HAS_TOOLS, reason="no tools/ here (a student release)")
+def test_class_report_warns_about_a_report_without_cases(files: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "tools", "class-report", str(files / "bob.xml"), str(files / "nocases.xml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "bob" in res.stdout and re.search(r"nocases\s+-\s+0/1", res.stdout), res.stdout
+    assert "warning: " in res.stderr and "no exercise case in this report" in res.stderr
+
+
+def test_case_ids_are_unique() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+if __name__ == "__main__":  # python tests/test_bad_input.py: the table's size
+    print(
+        f"API cases: {len(CASES)} ({sum(c.isolate for c in CASES)} in their own process); CLI cases: {len(CLI_CASES)}"
+    )
