@@ -136,19 +136,35 @@ double ll_bench_chase(size_t bytes, uint64_t steps, uint64_t seed)
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
     uint64_t s = seed;
+    /* The set-up of a DRAM-sized chase takes a good part of a second: it
+     * polls the stop flag too (every POLL * 16 nodes). */
     for (size_t i = n - 1; i > 0; i--) {
+        if (i % (POLL * 16) == 0 && ll_stop_requested()) {
+            free(nodes);
+            free(order);
+            return 0.0;
+        }
         size_t j = (size_t)(ll_rng_next(&s) % i);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (i % (POLL * 16) == 0 && ll_stop_requested()) {
+            free(nodes);
+            free(order);
+            return 0.0;
+        }
         nodes[order[i]].next = &nodes[order[(i + 1) % n]];
+    }
     free(order);
     struct chase_node *p = &nodes[0];
     /* Warm-up: one lap (at most 1M steps) faults pages and fills caches. */
-    for (size_t i = 0; i < (n < 1000000 ? n : 1000000); i++)
+    for (size_t i = 0; i < (n < 1000000 ? n : 1000000); i++) {
+        if (LL_STOP_POLL(i + 1))
+            break;
         p = p->next;
+    }
     uint64_t t0 = ll_now_ns(), i;
     for (i = 0; i < steps; i++) {
         if (LL_STOP_POLL(i + 1))
