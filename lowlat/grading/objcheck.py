@@ -13,8 +13,9 @@ looks at what the learner's file *is* before running it:
   ``.dtors``, ``.preinit_array``, ``.init``, ``.fini``) or ifunc resolvers:
   code that would run before or after the checks;
 - it may reference only the functions on an allowlist (:data:`ALLOWED`:
-  allocation, memory and string functions, atomics, ``sched_yield``, pthread
-  mutexes and spinlocks, the compiler's helpers) plus what the exercise's
+  allocation, memory and string functions, ``qsort``, libm, atomics,
+  ``sched_yield``, pthread mutexes and spinlocks, the compiler's helpers)
+  plus what the exercise's
   header declares: not ``printf``, ``write``, ``exit``, ``syscall``,
   ``getenv``, ``open``, ``fork``, ``dlsym``...;
 - it may define only the functions its header declares and helpers named
@@ -47,6 +48,19 @@ ALLOCATORS = (
     "free",
 )
 _MEMORY = ("memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strnlen", "strcmp", "strncmp")
+_PURE = (  # functions of their arguments only: sorting, searching, libm
+    "qsort",
+    "bsearch",
+    "abs",
+    "labs",
+    "llabs",
+    *(
+        f"{fn}{suffix}"
+        for fn in ("sqrt", "cbrt", "exp", "exp2", "log", "log2", "log10", "pow", "floor", "ceil", "round", "trunc")
+        + ("fabs", "fmod", "fmin", "fmax", "lround", "llround", "ldexp", "frexp")
+        for suffix in ("", "f")
+    ),
+)
 _THREADS = tuple(
     f"pthread_{kind}_{op}"
     for kind, ops in (
@@ -67,7 +81,7 @@ _RUNTIME = (
     "_GLOBAL_OFFSET_TABLE_",
 )
 #: The names a learner's object may reference (besides those its header declares).
-ALLOWED = frozenset(ALLOCATORS + _MEMORY + _THREADS + _RUNTIME)
+ALLOWED = frozenset(ALLOCATORS + _MEMORY + _PURE + _THREADS + _RUNTIME)
 #: ... and these families: atomics the compiler turns into library calls,
 #: ARM64's outline atomics, integer helpers of libgcc, fortified memcpy.
 ALLOWED_PATTERNS = (
@@ -344,9 +358,9 @@ def check_object(
         shown = ", ".join(bad[:6]) + (", ..." if len(bad) > 6 else "")
         raise Refused(
             f"{filename} uses {shown}, which the grader does not allow: a learner's file may use memory "
-            "allocation (malloc, calloc, realloc, aligned_alloc, free, ...), memory and string functions, C11 "
-            "atomics, sched_yield and pthread mutexes, and what the exercise's header declares; no output, "
-            "no system calls"
+            "allocation (malloc, calloc, realloc, aligned_alloc, free, ...), memory and string functions, math, "
+            "C11 atomics, sched_yield, pthread mutexes and what the exercise's header declares; no output "
+            "(remove debugging printf before grading), no system calls"
         )
     prefix = api_prefix(api_functions)
     foreign = sorted(s for s in info.defined if s not in api_functions and not (prefix and s.startswith(prefix)))
