@@ -314,6 +314,17 @@ def test_broken_file_is_rejected_for_its_defect(path: Path) -> None:
         )
 
 
+def test_an_attribution_failure_says_what_differs() -> None:
+    from lowlat.grading.pyharness import load
+
+    checks = load(FOUND["budget"].checks_path, "budget_checks_for_test")
+    said = checks._ate_difference([("parse", 1.3001)], [("parse", 1.3004)])
+    assert "1.300100000 us from 'parse', expected 1.300400000 us" in said and "-0.0003 us" in said, said
+    said = checks._ate_difference([("parse", 1.3)], [("reserve", 1.3)])
+    assert "entry 1 of ate names 'parse', expected 'reserve'" in said, said
+    assert checks._ate_difference([("parse", 1.3)], [("parse", 1.3)]) is None
+
+
 @needs_solutions
 @pytest.mark.slow
 def test_compile_errors_show_the_compilers_lines(tmp_path: Path) -> None:
