@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from lowlat.grading.spec import Check, Exercise
 
 HOST = Path(__file__).resolve().parent / "_host.py"
+MAX_REPLY = 256 << 20  # bytes: the largest result the grader's process accepts from a child
 CheckFn = Callable[[Any, str], Any]
 
 
@@ -283,6 +284,12 @@ class Learner:
                 data = data[k:]
             head = self._read(4, deadline)
             (n,) = struct.unpack(">I", head)
+            if n > MAX_REPLY:
+                self.close()
+                raise LearnerStopped(
+                    f"{activity}: the learner's process sent {n >> 20} MB, more than the {MAX_REPLY >> 20} MB a "
+                    "result may take"
+                )
             payload = self._read(n, deadline)
         except TimeoutError:  # (an OSError too: caught first)
             limit = timeout_s if timeout_s is not None and timeout_s < self._timeout_s else self._timeout_s
