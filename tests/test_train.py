@@ -109,6 +109,28 @@ def test_break_and_close_stop_the_producer() -> None:
     assert _wait_threads(baseline)
 
 
+@pytest.mark.parametrize("depth", [0, 2])
+def test_an_ended_pass_raises_instead_of_skipping_or_hanging(depth: int) -> None:
+    """After close(), next() on the old iterator used to skip the queued
+    items and then wait forever; a second iter() did the same to the first."""
+    baseline = threading.active_count()
+    ld = PrefetchLoader(range(10), depth)
+    it = iter(ld)
+    assert next(it) == 0
+    ld.close()
+    with pytest.raises(RuntimeError, match="has ended: the loader was closed"):
+        next(it)
+    a = iter(ld)
+    assert next(a) == 0
+    b = iter(ld)  # one pass at a time: this ends a's
+    assert list(b) == list(range(10))
+    with pytest.raises(RuntimeError, match="a newer iter\\(\\) over the same loader started another pass"):
+        next(a)
+    assert list(ld) == list(range(10))  # the loader itself is still usable
+    del a, it
+    assert _wait_threads(baseline)
+
+
 def test_prefetch_hides_read_stalls_same_run() -> None:
     src = HeavyTailSource(n=120, median_ms=0.5, stall_prob=0.05, stall_ms=8, seed=1)
     step = loader.SimulatedStep(1.0)
