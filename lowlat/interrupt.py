@@ -14,7 +14,8 @@ partial result.  A second Ctrl-C in the same block raises
 Outside a ``stoppable()`` block the flag is always clear and SIGINT behaves
 as Python's default.  Blocks nest (only the outermost installs and restores
 the handlers); in a thread other than the main one a block does nothing
-(only the main thread receives Python's signals).
+(only the main thread receives Python's signals), and so it does where
+SIGINT is ignored (a job started in the background keeps ignoring it).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def stoppable() -> Iterator[None]:
     the flag cleared; if a stop was requested and nothing raised,
     :class:`Interrupted` is raised then, so a Ctrl-C is never lost."""
     global _depth, _sigints
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     if _depth > 0:
