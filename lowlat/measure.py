@@ -58,7 +58,7 @@ def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
 def heavy_tailed(n: int = 100_000, seed: int = 0) -> np.ndarray:
     """Service times (ns) shaped like a real system's: lognormal around
     2 us, and 0.5% of requests hit a slow path 50-500 us long."""
-    n = int_arg(n, "n", minimum=1)
+    n = int_arg(n, "n", minimum=1, maximum=MAX_SCHEDULE)
     rng = np.random.default_rng(int_arg(seed, "seed", minimum=0))
     base = rng.lognormal(np.log(2_000), 0.25, n)
     slow = rng.random(n) < 0.005
@@ -103,10 +103,11 @@ def omission_scenario(
 ) -> OmissionScenario:
     """The HdrHistogram README's example by default: 10,000 requests at
     1 ms each, one every 10 ms (100 s), then one 100 s stall."""
-    requests = int_arg(requests, "requests", minimum=1)
-    interval_ns = int_arg(interval_ns, "interval_ns", minimum=1)
-    service_ns = int_arg(service_ns, "service_ns", minimum=1)
-    stall_ns = int_arg(stall_ns, "stall_ns", minimum=0)
+    # ns values stay far inside int64, the arrays' type: at most 10**15 ns (11.6 days) each.
+    requests = int_arg(requests, "requests", minimum=1, maximum=MAX_SCHEDULE)
+    interval_ns = int_arg(interval_ns, "interval_ns", minimum=1, maximum=10**15)
+    service_ns = int_arg(service_ns, "service_ns", minimum=1, maximum=10**15)
+    stall_ns = int_arg(stall_ns, "stall_ns", minimum=0, maximum=10**15)
     at = requests if stall_at is None else int_arg(stall_at, "stall_at", minimum=0, maximum=requests)
     scheduled = ((requests + 1) * interval_ns + stall_ns) // interval_ns + 1
     if max(requests, scheduled) > MAX_SCHEDULE:

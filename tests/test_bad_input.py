@@ -704,7 +704,7 @@ CASES = [
         "loader-close-timeout-nan",
         "PrefetchLoader(range(3)).close(nan)",
         "ValueError",
-        "timeout_s must be a finite number >= 0, got nan",
+        "timeout_s must be a finite number >= 0 and <= 86400, got nan",
     ),
     raises(
         "loader-source-median-inf",
@@ -926,6 +926,128 @@ def test_api_case(case: Case) -> None:
         pytest.fail(f"{case.id}: no error was raised")
 
 
+# ---- a sweep: every parameter of the public API against the usual suspects --------------------------------------------
+# Each call either completes (a legitimate value) or raises from lowlat's own code with the parameter's
+# name in its message: never a traceback from deep inside numpy or the standard library, never a hang
+# (a few seconds at most per call).  The explicit table above asserts the exact message of the cases
+# the issue named; this sweep keeps the rest of the surface honest.
+
+SUSPECTS = [None, "x", -1, 0, float("nan"), float("inf"), 1.5, True, 10**30, [], (1, 2)]
+
+SWEEP = [
+    # (label, the parameter's name as messages say it, a call taking the suspect)
+    ("Histogram(lowest)", "lowest", "Histogram(b)"),
+    ("Histogram(highest)", "highest", "Histogram(1, b)"),
+    ("Histogram(sig_figs)", "sig_figs", "Histogram(1, 1000, b)"),
+    ("Histogram.record", "value", "Histogram().record(b)"),
+    ("Histogram.record(count)", "count", "Histogram().record(5, b)"),
+    ("Histogram.record_corrected", "expected_interval", "Histogram().record_corrected(5, b)"),
+    ("Histogram.record_many", "values", "Histogram().record_many(b)"),
+    ("Histogram.record_many_corrected", "expected_interval", "Histogram().record_many_corrected([5], b)"),
+    ("Histogram.percentile", "percentile", "h1.percentile(b)"),
+    ("Histogram.percentiles", "percentile", "h1.percentiles(b)"),
+    ("Histogram.merge", "merge", "Histogram().merge(b)"),
+    ("Histogram.index_of", "value", "Histogram().index_of(b)"),
+    ("Pool(block_size)", "block_size", "Pool(b, 4)"),
+    ("Pool(count)", "count", "Pool(8, b)"),
+    ("Pool(cache_aligned)", "cache_aligned", "Pool(8, 4, cache_aligned=b)"),
+    ("Pool.free", "block", "Pool(8, 2).free(b)"),
+    ("Pool.owns", "owns", "Pool(8, 2).owns(b)"),
+    ("SpscQueue(capacity)", "capacity", "SpscQueue(b)"),
+    ("SpscQueue(dtype)", "record size", "SpscQueue(8, b)"),
+    ("SpscQueue(padded)", "padded", "SpscQueue(8, padded=b)"),
+    ("SpscQueue.try_push", "uint64", "SpscQueue(8).try_push(b)"),
+    ("SpscQueue.push_many", "records", "SpscQueue(8).push_many(b)"),
+    ("SpscQueue.pop_many", "out", "SpscQueue(8).pop_many(b)"),
+    ("SpscQueue.pop_array", "max_records", "SpscQueue(8).pop_array(b)"),
+    ("pipeline ticks", "ticks", "pl.run(pl.best_config(2), ticks=b)"),
+    ("pipeline rate", "rate", "pl.run(pl.best_config(2), rate=b)"),
+    ("pipeline capacity", "capacity", "pl.run(pl.best_config(2), capacity=b)"),
+    ("pipeline pool_blocks", "pool_blocks", "pl.run(pl.best_config(2), pool_blocks=b)"),
+    ("pipeline hold_ns", "hold_ns", "pl.run(pl.best_config(2), hold_ns=b)"),
+    ("pipeline cpus", "cpu", "pl.run(pl.best_config(2), cpus=b)"),
+    ("pipeline work_ns", "work_ns", "pl.run(pl.best_config(2), work_ns=b)"),
+    ("pipeline sample_capacity", "sample_capacity", "pl.run(pl.best_config(2), sample_capacity=b)"),
+    ("pipeline producer", "producer", "pl.run(pl.best_config(2), producer=b)"),
+    ("pipeline config", "config", "pl.run(b)"),
+    ("best_config", "ticks", "pl.best_config(b)"),
+    ("Budget(total_us)", "total_us", "Budget(b, [('a', 1)])"),
+    ("Budget(stages)", "stage", "Budget(100, b)"),
+    ("Budget.report(samples)", "samples", "Budget(100, [('a', 10)]).report(b)"),
+    ("Budget.report(stage samples)", "stage 'a'", "Budget(100, [('a', 10)]).report({'a': [1.0, b]})"),
+    ("Budget.report(percentile)", "percentile", "Budget(100, [('a', 10)]).report({'a': [1]}, b)"),
+    ("reallocate(need)", "stage", "reallocate({'a': b}, 10)"),
+    ("reallocate(total)", "total_us", "reallocate({'a': 1.0}, b)"),
+    ("decide(p50)", "p50_ns", "measure.decide('x', b, 10**9, p50_budget_ns=10, p99_budget_ns=10)"),
+    ("decide(budget)", "p99_budget_ns", "measure.decide('x', 1, 2, p50_budget_ns=10, p99_budget_ns=b)"),
+    ("gate(candidate)", "candidate", "measure.gate('g', lambda: 1.0, lambda: b)"),
+    ("gate(rounds)", "rounds", "measure.gate('g', lambda: 1.0, lambda: 1.0, rounds=b)"),
+    ("gate(threshold)", "threshold", "measure.gate('g', lambda: 1.0, lambda: 1.0, threshold=b)"),
+    ("repeat_ns", "repeats", "measure.repeat_ns(lambda: None, b)"),
+    ("heavy_tailed", "n", "measure.heavy_tailed(b)"),
+    ("omission_scenario", "interval_ns", "measure.omission_scenario(interval_ns=b)"),
+    ("perf_stat", "cmd", "measure.perf_stat(b)"),
+    ("spsc_python_batches(batch)", "batch", "spsc_python_batches(1000, batch=b)"),
+    ("young_interval", "cost", "checkpoint.young_interval(b, 10)"),
+    ("expected_goodput", "interval", "checkpoint.expected_goodput(b, 1, 10)"),
+    ("simulate_goodput(work)", "work", "checkpoint.simulate_goodput(5, 1, 10, b, runs=5)"),
+    ("simulate_goodput(runs)", "runs", "checkpoint.simulate_goodput(5, 1, 10, 100, runs=b)"),
+    ("checkpoint.sweep(intervals)", "intervals", "checkpoint.sweep(1, 10, 100, b, runs=5)"),
+    ("WorkerModel(base_ms)", "base_ms", "stragglers.WorkerModel(base_ms=b)"),
+    ("WorkerModel(slow_prob)", "slow_prob", "stragglers.WorkerModel(slow_prob=b)"),
+    ("slow_step_probability", "p", "stragglers.slow_step_probability(4, b)"),
+    ("simulate_steps", "workers", "stragglers.simulate_steps(b, 10)"),
+    ("fan_out", "workers", "stragglers.fan_out(b, 10)"),
+    ("HeavyTailSource(n)", "n", "HeavyTailSource(n=b)"),
+    ("HeavyTailSource(stall_ms)", "stall_ms", "HeavyTailSource(stall_ms=b)"),
+    ("HeavyTailSource[i]", "index", "HeavyTailSource(n=3, median_ms=0)[b]"),
+    ("PrefetchLoader(depth)", "depth", "PrefetchLoader(range(3), b)"),
+    ("PrefetchLoader.close", "timeout_s", "PrefetchLoader(range(3)).close(b)"),
+    ("SimulatedStep", "step_ms", "loader.SimulatedStep(b)"),
+    ("depth_sweep", "depth", "loader.depth_sweep(range(3), b, lambda batch: None)"),
+    ("compare_row_norms", "rows", "batching.compare_row_norms(b, 8, repeats=1)"),
+    ("batch_sweep", "size", "batching.batch_sweep(b, total=100, repeats=1)"),
+    ("row_norms_batched", "x", "batching.row_norms_batched(b)"),
+    ("matmul_kernel", "n", "roofline.matmul_kernel(b, 1)"),
+    ("copy_bandwidth", "nbytes", "roofline.copy_bandwidth(b, 1)"),
+]
+
+
+@pytest.mark.parametrize("label, name, call", SWEEP, ids=[s[0] for s in SWEEP])
+def test_sweep(label: str, name: str, call: str) -> None:
+    import signal
+    import traceback
+
+    ns: dict = {}
+    exec(PRELUDE + "h1 = Histogram(); h1.record(5)\n", ns)
+
+    def too_long(signum: int, frame: object) -> None:
+        raise TimeoutError(f"{label}: still running after 10 s")
+
+    old = signal.signal(signal.SIGALRM, too_long)
+    problems = []
+    try:
+        for b in SUSPECTS:
+            ns["b"] = b
+            signal.alarm(10)
+            try:
+                eval(call, ns)
+            except TimeoutError as exc:
+                problems.append(f"{b!r}: {exc}")
+            except Exception as exc:
+                where = traceback.extract_tb(exc.__traceback__)[-1].filename
+                msg = str(exc)
+                if "lowlat" not in Path(where).parts:
+                    problems.append(f"{b!r}: {type(exc).__name__} from {where}: {msg}")
+                elif name.lower() not in msg.lower():
+                    problems.append(f"{b!r}: {type(exc).__name__} does not name {name!r}: {msg}")
+            finally:
+                signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert not problems, "\n".join(problems)
+
+
 # ---- the command lines ---------------------------------------------------------------------------------------------------
 
 
@@ -1037,5 +1159,7 @@ def test_case_ids_are_unique() -> None:
 
 if __name__ == "__main__":  # python tests/test_bad_input.py: the table's size
     print(
-        f"API cases: {len(CASES)} ({sum(c.isolate for c in CASES)} in their own process); CLI cases: {len(CLI_CASES)}"
+        f"API cases: {len(CASES)} ({sum(c.isolate for c in CASES)} in their own process); "
+        f"sweep: {len(SWEEP)} parameters x {len(SUSPECTS)} suspects = {len(SWEEP) * len(SUSPECTS)} calls; "
+        f"CLI cases: {len(CLI_CASES)}"
     )

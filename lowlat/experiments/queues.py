@@ -136,7 +136,7 @@ def spsc_python_batches(items: int = 5_000_000, batch: int = 8192, capacity: int
     first), ``batch`` >= 1 (0 would move nothing, forever), ``capacity`` a
     power of two."""
     items = int_arg(items, "items", minimum=1, maximum=10**8)
-    batch = int_arg(batch, "batch", minimum=1)
+    batch = int_arg(batch, "batch", minimum=1, maximum=1 << 24)
     q = SpscQueue(power_of_two(capacity, "capacity"))
     data = np.arange(items, dtype=np.uint64)
     errors: list[str] = []

@@ -205,7 +205,7 @@ class PrefetchLoader(Generic[T]):
         ``timeout_s`` for its thread to end (a warning says so if the
         source's read outlasts that).  Its iterator then raises RuntimeError;
         ``iter()`` starts a new pass."""
-        timeout_s = real_arg(timeout_s, "timeout_s", minimum=0.0)
+        timeout_s = real_arg(timeout_s, "timeout_s", minimum=0.0, maximum=86_400.0)
         self._end(self._pass, "the loader was closed (close(), or the end of its with block)", timeout_s)
 
     def _end(self, run: _Pass | None, reason: str, timeout_s: float = 5.0) -> None:
