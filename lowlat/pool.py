@@ -173,8 +173,11 @@ class Pool:
     def free(self, block: Block | int) -> None:
         """Returns ``block`` (a :class:`Block`, or an int address) to the pool.
 
-        Raises :class:`DoubleFreeError` if it is already free and
-        :class:`ForeignPointerError` if this pool never handed it out.
+        Raises :class:`DoubleFreeError` if it is already free,
+        :class:`StaleBlockError` for a Block freed before (or kept across
+        ``reset()``) whose memory another ``alloc()`` now holds, and
+        :class:`ForeignPointerError` if this pool never handed it out.  An int
+        address carries no history: pass the Block where you have it.
         """
         if isinstance(block, Block):
             if block.pool is not self:
