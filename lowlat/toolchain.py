@@ -133,7 +133,9 @@ def compile_c(
     objs = [*extra, *([] if link or "-c" in extra else ["-c"]), *(str(s) for s in sources)]
     cmd = [compiler, *flags, *incs, *objs, "-o", str(out), *(["-lm"] if link else [])]
     env = dict(os.environ, LC_ALL="C")
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env)
+    return subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout_s, env=env
+    )  # a non-UTF-8 byte in a learner's file reaches the compiler's messages: replace it, never die on it
 
 
 __all__ = [
