@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +37,21 @@ class SpscRun:
     pinned: bool
     mean_rtt_ns: float = 0.0
     rtt: Histogram | None = field(repr=False, default=None)
+
+    @classmethod
+    def from_result(cls, items: int, out: Any, rtt: Histogram | None = None) -> SpscRun:
+        """From the core's ``ll_spsc_bench_result`` (``rtt`` for the ping-pong)."""
+        return cls(
+            items,
+            out.seconds,
+            out.items_per_s,
+            int(out.errors),
+            int(out.full_waits),
+            int(out.empty_waits),
+            out.producer_pinned == 0 and out.consumer_pinned == 0,
+            out.mean_rtt_ns if rtt is not None else 0.0,
+            rtt,
+        )
 
 
 def _spsc_cfg(
@@ -88,15 +104,7 @@ def spsc_throughput(
     cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus)
     out = ffi.new("ll_spsc_bench_result *")
     check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
-    return SpscRun(
-        int(cfg.items),
-        out.seconds,
-        out.items_per_s,
-        int(out.errors),
-        int(out.full_waits),
-        int(out.empty_waits),
-        out.producer_pinned == 0 and out.consumer_pinned == 0,
-    )
+    return SpscRun.from_result(int(cfg.items), out)
 
 
 def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = True, wait: str | None = None) -> SpscRun:
@@ -105,17 +113,7 @@ def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = Tr
     h = Histogram(1, 10**10, 3)
     out = ffi.new("ll_spsc_bench_result *")
     check_status(lib.ll_bench_spsc_rtt(cfg, h._h, out), "SPSC round-trip benchmark")
-    return SpscRun(
-        int(cfg.items),
-        out.seconds,
-        out.items_per_s,
-        int(out.errors),
-        int(out.full_waits),
-        int(out.empty_waits),
-        out.producer_pinned == 0 and out.consumer_pinned == 0,
-        out.mean_rtt_ns,
-        h,
-    )
+    return SpscRun.from_result(int(cfg.items), out, h)
 
 
 def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | None = None) -> float:
