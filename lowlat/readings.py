@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from lowlat.interleave import median, ratios
 from lowlat.machine import Machine, machine
 from lowlat.topology import Load
 
@@ -103,10 +104,11 @@ def compare(
         raise ValueError(f"{what}: the series must be non-empty and of equal length, got {len(a)} and {len(b)}")
     if any(not (math.isfinite(x) and x > 0) for x in [*a, *b]):
         raise ValueError(f"{what}: every value must be a positive finite number")
-    per_round = [(y / x) if lower_is_better else (x / y) for x, y in zip(a, b)]
-    ratio = statistics.median(per_round)
+    # how many times better the predicted winner was, round by round
+    per_round = ratios(list(b), list(a)) if lower_is_better else ratios(list(a), list(b))
+    ratio = median(per_round)
     lo, hi = _quartiles(per_round)
-    med_a, med_b = statistics.median(a), statistics.median(b)
+    med_a, med_b = median(a), median(b)
     word = "faster" if unit not in ("", "x") else "better"
     measured = (
         f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians of {len(a)} interleaved rounds)"

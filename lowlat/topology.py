@@ -246,8 +246,9 @@ class Load:
         return f"load average {self.load1:.2f}, {self.running} runnable now{steal}"
 
 
-def _steal_ticks(root: Path) -> tuple[int, int] | None:
-    line = (_read(root / "proc/stat") or "").splitlines()[:1]
+def _steal_ticks(stat: str) -> tuple[int, int] | None:
+    """(steal ticks, all ticks) from the first line of /proc/stat's text."""
+    line = stat.splitlines()[:1]
     if not line or not line[0].startswith("cpu "):
         return None
     vals = [int(v) for v in line[0].split()[1:]]
@@ -258,15 +259,15 @@ def _steal_ticks(root: Path) -> tuple[int, int] | None:
 def load(sample_s: float = 0.1, root: str | Path = "/") -> Load:
     """Samples the load for ``sample_s`` seconds (steal needs two readings)."""
     r = Path(root)
-    first = _steal_ticks(r)
+    first = _steal_ticks(_read(r / "proc/stat") or "")
     if sample_s > 0 and first is not None:
         time.sleep(sample_s)
-    second = _steal_ticks(r)
+    stat = _read(r / "proc/stat") or ""  # the second reading serves steal and the run queue
+    second = _steal_ticks(stat)
     steal = math.nan
     if first and second and second[1] > first[1]:
         steal = 100.0 * (second[0] - first[0]) / (second[1] - first[1])
     running = 0
-    stat = _read(r / "proc/stat") or ""
     for line in stat.splitlines():
         if line.startswith("procs_running"):
             running = int(line.split()[1])
