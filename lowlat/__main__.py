@@ -94,22 +94,44 @@ def _tour(args: argparse.Namespace) -> int:
     rep = diagnose()
     print(rep.format())
     print("\nA short benchmark (python -m lowlat bench for the full one):", flush=True)
+    from lowlat.readings import conditions
+    from lowlat.topology import load
+
+    before = load(0.2)
     r = run_all(quick=True, progress=progress_to_stderr)
     print(format_table(r))
-    print(
-        "\nWhat these say, in one line each:\n"
-        f"  - the pool's free+alloc on a fragmented heap is {r['pool_vs_malloc_speedup']:.0f}x faster than malloc's, "
-        f"and its P99.9 is {r['pool_p999_ns']:.0f} ns against {r['malloc_p999_ns']:.0f} ns;\n"
-        f"  - the C ring moves {r['spsc_items_per_s'] / 1e6:.0f} M items/s between two threads; the same ring from two "
-        f"Python threads, in batches, {r['spsc_batch_vs_py_queue']:.0f}x queue.Queue;\n"
-        f"  - one cache line takes {r['c2c_one_way_ns']:.0f} ns to go from one core to the other: the floor under "
-        "every cross-thread hand-off;\n"
-        f"  - the whole pipeline's P50 is {r['pipeline_p50_ns']:.0f} ns on a schedule, {r['pipeline_p50_over_c2c']:.1f}x "
-        f"that floor, and {r['pipeline_seed_p50_ns'] / 1e3:.0f} us with the source article's closed loop (queueing);\n"
-        f"  - prefetching cut a simulated accelerator's idle time from {r['prefetch_bubble_fraction_depth0']:.0%} "
-        f"to {r['prefetch_bubble_fraction_best']:.1%} of an epoch.\n"
-        "\nWhere to go next: jupyter lab chapters/"
-    )
+    lines = [
+        f"the pool's free+alloc on a fragmented heap took {r['pool_frag_ns']:,.1f} ns against malloc's "
+        f"{r['malloc_frag_ns']:,.1f} ns ({r['pool_vs_malloc_speedup']:,.1f}x), and its P99.9 {r['pool_p999_ns']:,.0f} ns "
+        f"against {r['malloc_p999_ns']:,.0f} ns",
+        f"the C ring moved {r['spsc_items_per_s'] / 1e6:,.0f} M items/s between two threads; the same ring from two "
+        f"Python threads, in batches, {r['spsc_batch_vs_py_queue']:,.0f}x queue.Queue",
+    ]
+    if "c2c_one_way_ns" in r:
+        lines += [
+            f"one cache line took {r['c2c_one_way_ns']:,.0f} ns to go from one core to the other (samples "
+            f"{r['c2c_one_way_min_ns']:,.0f}-{r['c2c_one_way_max_ns']:,.0f} ns): the floor under every cross-thread "
+            "hand-off",
+            f"the whole pipeline's P50 was {r['pipeline_p50_ns']:,.0f} ns on a schedule, "
+            f"{r['pipeline_p50_over_c2c']:,.1f}x that floor",
+        ]
+    else:
+        lines += [
+            "core-to-core latency: unavailable, this process has one usable CPU (two threads on one CPU hand a "
+            "cache line over only when the scheduler switches them)",
+            f"the whole pipeline's P50 was {r['pipeline_p50_ns']:,.0f} ns on a schedule, its two threads sharing one CPU",
+        ]
+    lines += [
+        f"with the source article's closed loop the pipeline's P50 was {r['pipeline_seed_p50_ns'] / 1e3:,.0f} us",
+        f"prefetching cut a simulated accelerator's idle time from {r['prefetch_bubble_fraction_depth0']:.0%} "
+        f"to {r['prefetch_bubble_fraction_best']:.1%} of an epoch",
+    ]
+    print("\nWhat this run measured, in one line each:")
+    print("\n".join(f"  - {line};" for line in lines[:-1]) + f"\n  - {lines[-1]}.")
+    why = conditions(before=before, after=load(0.2))
+    if why:
+        print("\nRead these with care: " + "; ".join(why) + ".")
+    print("\nWhere to go next: jupyter lab chapters/")
     return 0 if rep.ok else 1
 
 

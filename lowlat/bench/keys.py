@@ -63,10 +63,18 @@ KEYS: dict[str, tuple[str, str]] = {
     "pipeline_c2c_ns": ("ns", "core-to-core one-way, sampled between the pipeline runs"),
     "pipeline_p50_over_c2c": ("x", "pipeline P50 / that core-to-core floor"),
     "cpus": ("", "online CPUs"),
+    "usable_cpus": ("", "CPUs this process may run on (its affinity mask)"),
     "pinned": ("", "1 if the two-thread runs were pinned"),
     "spin": ("", "1 if the waits spun, 0 if they yielded"),
     "quick": ("", "1 for --quick"),
     "bench_seconds": ("s", "wall time of the whole suite"),
 }
 
-__all__ = ["KEYS"]
+__all__ = ["KEYS", "NEEDS_TWO_CPUS"]
+
+# Keys measured only where this process has two usable CPUs: on one CPU a
+# cache line moves between two threads only when the scheduler switches them,
+# so these are left out of the results (the table says "unavailable").
+NEEDS_TWO_CPUS: frozenset[str] = frozenset(
+    {"c2c_one_way_ns", "c2c_one_way_min_ns", "c2c_one_way_max_ns", "pipeline_c2c_ns", "pipeline_p50_over_c2c"}
+)

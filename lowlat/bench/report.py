@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from lowlat.bench.keys import KEYS
+from lowlat.bench.keys import KEYS, NEEDS_TWO_CPUS
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -29,6 +29,8 @@ def format_table(results: dict[str, float]) -> str:
     for k, (unit, meaning) in KEYS.items():
         if k in results:
             lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning}")
+        elif k in NEEDS_TWO_CPUS and results:
+            lines.append(f"{k:32} {'unavailable':>14}  {meaning}: needs two usable CPUs")
     return "\n".join(lines)
 
 

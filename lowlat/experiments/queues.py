@@ -5,6 +5,7 @@ contrast, queues between two *Python* threads.  All times in ns."""
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -16,7 +17,7 @@ import numpy as np
 
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
-from lowlat.affinity import cpu_count
+from lowlat.affinity import cpu_count, usable_cpus
 from lowlat.errors import check_status
 from lowlat.experiments._common import ns, pins
 from lowlat.hist import Histogram
@@ -118,7 +119,14 @@ def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = Tr
 
 def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | None = None) -> float:
     """One-way core-to-core latency: a cache line bounced between two
-    threads, half the mean round trip (ns)."""
+    threads, half the mean round trip (ns).
+
+    NaN when this process has fewer than two usable CPUs: two threads that
+    share one CPU hand the line over only when the scheduler switches
+    between them, so the figure would be a scheduler time slice, not a
+    cache-line transfer.  Callers report NaN as "unavailable"."""
+    if len(usable_cpus()) < 2:
+        return math.nan
     a, b = pins(pin)
     r = lib.ll_bench_c2c(int_arg(round_trips, "round_trips", minimum=1), a, b, wait_code(wait or default_wait()))
     return ns(r, "core-to-core benchmark")
