@@ -147,7 +147,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         rtt = _checked(lambda: spsc_rtt(1024, 20_000 if quick else 100_000, wait=wait))().rtt
         assert rtt is not None  # spsc_rtt always fills it
         c2c.append(_checked(lambda: c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))())
-        out = dict(spsc_rtt_ns=rtt.percentile(50), spsc_rtt_p99_ns=rtt.percentile(99))
+        out: dict[str, float] = dict(spsc_rtt_ns=rtt.percentile(50), spsc_rtt_p99_ns=rtt.percentile(99))
         good = _finite(c2c)
         if good:  # none on one usable CPU: the keys are left out, not filled with a time slice
             out.update(c2c_one_way_ns=median(good), c2c_one_way_min_ns=min(good), c2c_one_way_max_ns=max(good))
@@ -296,7 +296,7 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
         between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait))),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
-    out = {
+    out: dict[str, float] = {
         "pipeline_p50_ns": med["best"]["p50"],
         "pipeline_p99_ns": med["best"]["p99"],
         "pipeline_p999_ns": med["best"]["p99.9"],
