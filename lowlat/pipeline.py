@@ -22,6 +22,7 @@ import numpy as np
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
 from lowlat.affinity import bench_cpus, cpu_count
+from lowlat.blas import quiet_blas
 from lowlat.errors import check_status
 from lowlat.hist import HOUR_NS, Histogram
 from lowlat.interrupt import Interrupted, stoppable
@@ -308,7 +309,7 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     out = ffi.new("ll_pipeline_result *")
     result: PipelineResult | None = None
     try:
-        with stoppable():
+        with stoppable(), quiet_blas():  # no spinning BLAS worker on the pipeline's CPUs
             rc = check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
             result = _result(cfg, out, intended, sent, samples, rc == lib.LL_STOPPED)
             if result.interrupted:

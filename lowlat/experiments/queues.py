@@ -18,6 +18,7 @@ import numpy as np
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
 from lowlat.affinity import cpu_count, usable_cpus
+from lowlat.blas import quiet_blas
 from lowlat.errors import check_status
 from lowlat.experiments._common import ns, pins
 from lowlat.hist import Histogram
@@ -104,7 +105,8 @@ def spsc_throughput(
     overrides ``pin``."""
     cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus)
     out = ffi.new("ll_spsc_bench_result *")
-    check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
+    with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
+        check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
     return SpscRun.from_result(int(cfg.items), out)
 
 
@@ -113,7 +115,8 @@ def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = Tr
     cfg = _spsc_cfg(capacity, round_trips, True, True, pin, wait, 0)
     h = Histogram(1, 10**10, 3)
     out = ffi.new("ll_spsc_bench_result *")
-    check_status(lib.ll_bench_spsc_rtt(cfg, h._h, out), "SPSC round-trip benchmark")
+    with quiet_blas():
+        check_status(lib.ll_bench_spsc_rtt(cfg, h._h, out), "SPSC round-trip benchmark")
     return SpscRun.from_result(int(cfg.items), out, h)
 
 
@@ -128,7 +131,9 @@ def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | N
     if len(usable_cpus()) < 2:
         return math.nan
     a, b = pins(pin)
-    r = lib.ll_bench_c2c(int_arg(round_trips, "round_trips", minimum=1), a, b, wait_code(wait or default_wait()))
+    n = int_arg(round_trips, "round_trips", minimum=1)
+    with quiet_blas():
+        r = lib.ll_bench_c2c(n, a, b, wait_code(wait or default_wait()))
     return ns(r, "core-to-core benchmark")
 
 

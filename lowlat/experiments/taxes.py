@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from lowlat._check import int_arg
 from lowlat._lib import lib
+from lowlat.blas import quiet_blas
 from lowlat.experiments._common import ns, pins
 from lowlat.hist import Histogram
 
@@ -15,7 +16,9 @@ from lowlat.hist import Histogram
 def mutex_ns(iterations: int = 1_000_000, *, contended: bool = False, pin: bool = True) -> float:
     """One pthread mutex lock+unlock (ns); contended: two threads on it."""
     a, b = pins(pin)
-    return ns(lib.ll_bench_mutex(int_arg(iterations, "iterations", minimum=1), int(contended), a, b), "mutex benchmark")
+    n = int_arg(iterations, "iterations", minimum=1)
+    with quiet_blas():
+        return ns(lib.ll_bench_mutex(n, int(contended), a, b), "mutex benchmark")
 
 
 def syscall_ns(iterations: int = 200_000) -> float:
