@@ -170,11 +170,22 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}")
 
 
+SOURCE_CAPACITY = 8192  # the source article's ring: 8,192 slots
+
+
 def seed_config(ticks: int = 200_000) -> PipelineConfig:
-    """The source article's settings: closed loop, yield on both sides, no
-    pinning, a sample vector grown on the hot path."""
+    """The source article's pipeline as its code is written: a ring of
+    8,192 slots, a closed-loop producer, yield on both sides, no pinning,
+    the latency vector reserved up front (``latencies.reserve(kTotalTicks)``:
+    it never grows), a tick dropped (counted) when the pool is empty."""
     return PipelineConfig(
-        ticks=ticks, producer="closed", producer_wait="yield", consumer_wait="yield", cpus=None, samples="growing"
+        ticks=ticks,
+        producer="closed",
+        producer_wait="yield",
+        consumer_wait="yield",
+        cpus=None,
+        capacity=SOURCE_CAPACITY,
+        samples="preallocated",
     ).validate()
 
 

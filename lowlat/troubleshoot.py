@@ -99,6 +99,101 @@ def stalls(result: Any, factor: float = 100.0) -> list[tuple[float, float]]:
     return out
 
 
+@dataclass(frozen=True)
+class MaxCause:
+    """Where the slowest tick of a run spent its time (all ns): ``lateness``
+    (due -> pushed), ``in_ring`` (pushed -> popped), ``processing`` (popped
+    -> done); ``consumer_gap`` the longest time the consumer popped nothing
+    while that tick was in the ring, ``producer_gap`` the longest time the
+    producer pushed nothing while that tick was late; ``ahead`` how many
+    ticks were in the ring when it was pushed."""
+
+    seq: int
+    latency: int
+    p50: float
+    lateness: int
+    in_ring: int
+    processing: int
+    consumer_gap: int
+    producer_gap: int
+    ahead: int
+    stored_before_gap: int = -1  # samples the consumer had stored when its longest gap began
+    grew: bool = False  # that count is where a growing sample array doubles (reallocations this run)
+
+    def text(self) -> str:
+        """The cause in one sentence, decided from the numbers above."""
+        excess = max(self.latency - self.p50, 1.0)
+        head = (
+            f"the max, tick {self.seq:,}: {self.latency / 1e3:,.1f} us from its due time (P50 {self.p50 / 1e3:,.1f} "
+            f"us) = {self.lateness / 1e3:,.1f} us late + {self.in_ring / 1e3:,.1f} us in the ring + "
+            f"{self.processing / 1e3:,.1f} us processing"
+        )
+        if self.consumer_gap >= 0.5 * excess:
+            why = (
+                f"while it waited, the consumer popped nothing for {self.consumer_gap / 1e3:,.1f} us: the consumer "
+                "thread was not running (descheduled for another task, or its vCPU paused)"
+                if not self.grew
+                else f"the gap began when {self.stored_before_gap:,} samples were stored, where the growing sample "
+                "array doubles: the consumer was copying the array into a bigger one (a hot-path reallocation)"
+            )
+        elif self.producer_gap >= 0.5 * excess:
+            why = (
+                f"the producer pushed nothing for {self.producer_gap / 1e3:,.1f} us before it: the producer thread "
+                "was not running, so the tick left late"
+            )
+        elif self.in_ring >= 0.5 * excess:
+            why = (
+                f"it waited behind {self.ahead:,} ticks, each processed at the usual speed (no gap over "
+                f"{max(self.consumer_gap, self.producer_gap) / 1e3:,.1f} us): queueing, not a pause"
+            )
+        elif self.processing >= 0.5 * excess:
+            why = "its own processing was slow (no wait before it): the work itself, or an interrupt during it"
+        else:
+            why = "no single part dominates: several small delays added up"
+        return f"{head}.\n-> {why}."
+
+
+def max_cause(result: Any) -> MaxCause | None:
+    """Explains the kept sample with the highest latency from the due time
+    (None when no samples were kept).  Needs the consumer's stage stamps
+    (any ``work_ns`` > 0) for the processing time; without them processing
+    is counted from the pop to the done stamp all the same."""
+    s = result.samples
+    if len(s) == 0:
+        return None
+    lat = result.latency_ns
+    i = int(np.argmax(lat))
+    due, sent, popped = (s[k].astype(np.int64) for k in ("intended_ns", "sent_ns", "popped_ns"))
+    done = s["stage_end_ns"][:, 3].astype(np.int64)
+
+    def longest_gap(stamps: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+        """(longest gap, how many stamps came before it) within [lo, hi]."""
+        inside = np.sort(stamps[(stamps >= lo) & (stamps <= hi)])
+        edges = np.concatenate(([lo], inside, [hi]))
+        if hi <= lo:
+            return 0, -1
+        k = int(np.argmax(np.diff(edges)))
+        return int(edges[k + 1] - edges[k]), int((stamps < edges[k]).sum()) if k > 0 else -1
+
+    c_gap, stored = longest_gap(popped, int(sent[i]), int(popped[i]))
+    p_gap, _ = longest_gap(sent, int(due[i]), int(sent[i]))
+    grew = getattr(result, "sample_reallocs", 0) > 0 and stored > 0 and stored & (stored - 1) == 0
+    ahead = int(((sent < sent[i]) & (popped > sent[i])).sum())
+    return MaxCause(
+        seq=int(s["seq"][i]),
+        latency=int(lat[i]),
+        p50=float(np.percentile(lat, 50)),
+        lateness=int(sent[i] - due[i]),
+        in_ring=int(popped[i] - sent[i]),
+        processing=int(done[i] - popped[i]),
+        consumer_gap=c_gap,
+        producer_gap=p_gap,
+        ahead=ahead,
+        stored_before_gap=stored,
+        grew=bool(grew),
+    )
+
+
 def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> list[Finding]:
     """Answers the troubleshooting questions for this machine and, if given,
     one pipeline run measured with :func:`with_usage`."""
@@ -200,4 +295,4 @@ def format_checklist(findings: list[Finding]) -> str:
     return "\n".join(f.line() for f in findings)
 
 
-__all__ = ["Finding", "RunUsage", "checklist", "format_checklist", "stalls", "with_usage"]
+__all__ = ["Finding", "MaxCause", "RunUsage", "checklist", "format_checklist", "max_cause", "stalls", "with_usage"]

@@ -209,7 +209,9 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         f"pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}",
         lambda: _pipeline(quick, wait),
     )
-    r.update(cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick))
+    r.update(
+        cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick)
+    )
     r["bench_seconds"] = time.perf_counter() - t_start
 
 
