@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lowlat.affinity import cpu_count
+from lowlat.affinity import usable_cpus
 
 
 @dataclass
@@ -197,7 +197,7 @@ def max_cause(result: Any) -> MaxCause | None:
 def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> list[Finding]:
     """Answers the troubleshooting questions for this machine and, if given,
     one pipeline run measured with :func:`with_usage`."""
-    n = cpu_count()
+    n = len(usable_cpus())  # the CPUs this process may run on, not all online ones
     out: list[Finding] = []
     if usage is not None:
         r = usage.result
@@ -207,12 +207,15 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
         out.append(
             Finding(
                 "Were the threads preempted?",
-                f"{pre} involuntary context switches in {usage.seconds:.2f} s; {len(st)} stall(s) over 100x P50"
+                f"{pre:,} involuntary context switches in {usage.seconds:.2f} s; {len(st)} stall(s) over 100x P50"
                 + (f", the worst {max(s[1] for s in st):.2f} ms" if st else "")
                 + (f", typically {np.median(gaps):.1f} ms apart" if len(gaps) >= 3 else "")
-                + (f"; the producer missed its schedule {r.late_sends} times" if r.config.producer == "open" else ""),
+                + (f"; the producer missed its schedule {r.late_sends:,} times" if r.config.producer == "open" else ""),
                 "warn" if pre > 10 or st else "ok",
-                "stalls with few preemptions point at the host (a VM pausing its vCPUs) or at interrupts: "
+                "many preemptions: other runnable tasks (or, on one usable CPU, the two threads themselves) took "
+                "turns on the CPUs; give the pipeline CPUs nothing else runs on"
+                if pre > 100
+                else "stalls with few preemptions point at the host (a VM pausing its vCPUs) or at interrupts: "
                 "isolate cores, or run on bare metal"
                 if st
                 else "",
@@ -222,7 +225,7 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
         out.append(
             Finding(
                 "Were the threads pinned, one spinning thread per core?",
-                f"pinned: {r.pinned}; {len(spinning)} spinning thread(s) on {n} CPU(s)",
+                f"pinned: {r.pinned}; {len(spinning)} spinning thread(s) on {n} usable CPU(s)",
                 "ok" if (r.pinned or not spinning) and len(spinning) <= n else "warn",
                 "" if len(spinning) <= n else "more spinners than cores: use yield, or fewer threads",
             )
@@ -231,7 +234,7 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
     out.append(
         Finding(
             "Is there other load?",
-            f"load average {load:.2f} on {n} CPU(s)" if load is not None else "no load average here",
+            f"load average {load:.2f} on {n} usable CPU(s)" if load is not None else "no load average here",
             "n/a" if load is None else ("warn" if load > n - 0.5 else "ok"),
             "close other programs; the benchmark wants its cores to itself"
             if load is not None and load > n - 0.5
