@@ -24,7 +24,7 @@ def _exercises(args: argparse.Namespace) -> int:
         print("exercises/ is up to date with solutions/")
         return 0
     written = authoring.write(force=args.force)
-    print(f"regenerated exercises/ from solutions/ ({len(written)} files changed)")
+    print(f"regenerated exercises/ from solutions/ ({len(written)} {'file' if len(written) == 1 else 'files'} changed)")
     for path in written:
         print(f"  wrote {path.relative_to(authoring.ROOT)}")
     return 0
@@ -67,7 +67,7 @@ def _sync(args: argparse.Namespace) -> int:
     for p in paths:
         print(f"1/3 {p.relative_to(notebooks.ROOT)}: executed in {notebooks.execute(p):.1f} s", flush=True)
     written = authoring.write(force=args.force)
-    print(f"2/3 regenerated exercises/ ({len(written)} files changed)", flush=True)
+    print(f"2/3 regenerated exercises/ ({len(written)} {'file' if len(written) == 1 else 'files'} changed)", flush=True)
     print("3/3 checks", flush=True)
     stale = authoring.check()
     for s in stale:
