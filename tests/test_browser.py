@@ -2,8 +2,11 @@
 
 Starts ``jupyter lab`` on a loopback port with a token, drives Debian's
 Chromium headless through Playwright, opens chapter 01, runs every cell from
-the Run menu, and checks that no cell failed and that the plots rendered as
-images.  A screenshot is kept in ``test-artifacts/`` (CI's artefact)."""
+the Run menu, and checks that no cell failed, that the plots rendered as
+images, and that the Chinese glosses render as glyphs, not as empty boxes
+(they need a CJK font: Debian/Ubuntu ``fonts-wqy-microhei`` or
+``fonts-noto-cjk``).  A screenshot is kept in ``test-artifacts/`` (CI's
+artefact)."""
 
 from __future__ import annotations
 
@@ -137,5 +140,39 @@ def test_chapter_01_runs_in_jupyterlab(lab) -> None:
             assert "Traceback" not in outputs and "Error" not in outputs.replace("error:", ""), outputs[-2000:]
             images = page.locator(".jp-OutputArea-output img").count()
             assert images >= 3, f"expected the chapter's 3 plots as images, found {images}"
+            _check_glosses(page)
         finally:
             browser.close()
+
+
+# Draws a gloss character and a private-use code point (which no font has:
+# it is drawn as the "missing glyph" box) in the page's own font, and compares
+# the pixels. Equal pixels: the gloss came out as a box.
+_GLOSS_PIXELS = """(chars) => {
+  const font = getComputedStyle(document.querySelector('.jp-RenderedMarkdown')).fontFamily;
+  const draw = (ch) => {
+    const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+    const g = c.getContext('2d'); g.font = `32px ${font}`; g.fillText(ch, 2, 32);
+    return Array.from(g.getImageData(0, 0, 40, 40).data).join(',');
+  };
+  const box = draw('\\uE000');
+  return chars.map((ch) => draw(ch) !== box);
+}"""
+
+
+def _check_glosses(page) -> None:
+    text = " ".join(page.locator(".jp-RenderedMarkdown").all_inner_texts())
+    glosses = sorted({ch for ch in text if "\u4e00" <= ch <= "\u9fff"})
+    assert glosses, "chapter 01 has no Chinese gloss to check"
+    drawn = page.evaluate(_GLOSS_PIXELS, glosses[:8])
+    if not any(drawn):
+        if (
+            shutil.which("fc-list")
+            and not subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout.strip()
+        ):
+            pytest.skip(
+                "!!! GLOSS CHECK SKIPPED: no CJK font here, the Chinese glosses show as empty boxes "
+                "(Debian/Ubuntu: apt-get install fonts-wqy-microhei)"
+            )
+        raise AssertionError(f"the glosses {glosses[:8]} render as empty boxes although a CJK font is installed")
+    assert all(drawn), f"some glosses render as empty boxes: {[g for g, d in zip(glosses, drawn) if not d]}"
