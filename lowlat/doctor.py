@@ -4,6 +4,7 @@ what that means for the course."""
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 import lowlat._core as _core
@@ -19,10 +20,16 @@ class Report:
     notes: list[str] = field(default_factory=list)
     ok: bool = True
 
-    def format(self) -> str:
+    def format(self, width: int = 100) -> str:
+        """The report, wrapped at word boundaries to ``width`` columns (a
+        notebook's output area breaks long lines anywhere, even mid-word)."""
         w = max(len(k) for k, _ in self.facts)
-        lines = ["lowlat doctor", ""] + [f"  {k:<{w}}  {v}" for k, v in self.facts]
-        lines += ["", "What this means for the course:"] + [f"  - {n}" for n in self.notes]
+        lines = ["lowlat doctor", ""]
+        for k, v in self.facts:
+            lines += textwrap.wrap(v, width, initial_indent=f"  {k:<{w}}  ", subsequent_indent=" " * (w + 4)) or [k]
+        lines += ["", "What this means for the course:"]
+        for n in self.notes:
+            lines += textwrap.wrap(n, width, initial_indent="  - ", subsequent_indent="    ")
         return "\n".join(lines)
 
 
@@ -77,9 +84,10 @@ def diagnose() -> Report:
         )
     if m.usable_cpus < 2:
         rep.notes.append(
-            f"{m.usable_cpus} CPU: the two-thread demos (SPSC ring, ping-pong, contended mutex, "
-            "pipeline) will be misleading: both threads share one core and take turns. The benchmarks "
-            "switch to yielding waits; read their numbers as 'what one core does', not as queue speed."
+            f"{m.usable_cpus} usable CPU: the two-thread demos (SPSC ring, ping-pong, contended mutex, "
+            "pipeline) run both threads on it, taking turns. The benchmarks and chapters switch to yielding "
+            "waits and report the core-to-core latency as unavailable; read their numbers as 'what one core "
+            "does', not as queue speed."
         )
     elif m.usable_cpus == 2:
         rep.notes.append("2 CPUs: every two-thread demo runs, one thread per core.")
