@@ -238,7 +238,7 @@ def _main(argv: list[str]) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("doctor", help="what this machine can show (compiler, CPUs, pinning, counters, timers)")
     b = sub.add_parser("bench", help="run every benchmark, print a table, optionally write JSON")
-    b.add_argument("--quick", action="store_true", help="fewer repetitions and items (~20 s instead of ~1 min)")
+    b.add_argument("--quick", action="store_true", help="fewer repetitions and items (about 5 s instead of about 30 s on 2 cores)")
     b.add_argument("--json", metavar="FILE", help="write the results as one flat JSON object")
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
     g = sub.add_parser("grade", help="grade one exercise file: a PASS/FAIL line per check and a verdict")
