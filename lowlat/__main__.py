@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 # Exit statuses: 2 for a user error (argparse's own), 130 for Ctrl-C (128 + SIGINT).
 USER_ERROR, INTERRUPTED = 2, 130
@@ -63,7 +64,10 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.json is not None:
         writable_file(args.json)
+    from lowlat.topology import load
+
     print(f"lowlat bench on {machine_label()}" + (" (quick)" if args.quick else ""), flush=True)
+    before = load(0.2)
     try:
         results = run_all(quick=args.quick, progress=progress_to_stderr)
     except Interrupted as exc:
@@ -75,10 +79,21 @@ def _bench(args: argparse.Namespace) -> int:
             exc.what += f"; {args.json} was not written"
         raise
     print(format_table(results))
+    _care(before, load(0.2))
     if args.json is not None:
         write_json(results, args.json)
         print(f"\nwrote {len(results)} keys to {args.json}")
     return 0
+
+
+def _care(before: Any, after: Any) -> None:
+    """One line naming what about this run can distort its numbers (other
+    load before or after it, one usable CPU, a quota), or nothing."""
+    from lowlat.readings import conditions
+
+    why = conditions(before=before, after=after)
+    if why:
+        print("\nRead these with care: " + "; ".join(why) + ".")
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -94,7 +109,6 @@ def _tour(args: argparse.Namespace) -> int:
     rep = diagnose()
     print(rep.format())
     print("\nA short benchmark (python -m lowlat bench for the full one):", flush=True)
-    from lowlat.readings import conditions
     from lowlat.topology import load
 
     before = load(0.2)
@@ -128,9 +142,7 @@ def _tour(args: argparse.Namespace) -> int:
     ]
     print("\nWhat this run measured, in one line each:")
     print("\n".join(f"  - {line};" for line in lines[:-1]) + f"\n  - {lines[-1]}.")
-    why = conditions(before=before, after=load(0.2))
-    if why:
-        print("\nRead these with care: " + "; ".join(why) + ".")
+    _care(before, load(0.2))
     print("\nWhere to go next: jupyter lab chapters/")
     return 0 if rep.ok else 1
 
@@ -238,7 +250,9 @@ def _main(argv: list[str]) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("doctor", help="what this machine can show (compiler, CPUs, pinning, counters, timers)")
     b = sub.add_parser("bench", help="run every benchmark, print a table, optionally write JSON")
-    b.add_argument("--quick", action="store_true", help="fewer repetitions and items (about 5 s instead of about 30 s on 2 cores)")
+    b.add_argument(
+        "--quick", action="store_true", help="fewer repetitions and items (about 5 s instead of about 30 s on 2 cores)"
+    )
     b.add_argument("--json", metavar="FILE", help="write the results as one flat JSON object")
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
     g = sub.add_parser("grade", help="grade one exercise file: a PASS/FAIL line per check and a verdict")
