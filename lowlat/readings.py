@@ -31,6 +31,11 @@ def _fmt(x: float, unit: str) -> str:
     return f"{x:.3g} {unit}".rstrip()
 
 
+def _x(r: float) -> str:
+    """A ratio: two decimals, thousands separated (2,503.75x)."""
+    return f"{r:,.2f}x"
+
+
 def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
     if len(xs) < 2:
         return xs[0], xs[0]
@@ -116,16 +121,21 @@ def compare(
     shown = ratio > threshold and lo > 1.0
     if shown:
         verdict = (
-            f"{name_a} was {ratio:.2f}x {word} (middle half of the rounds {lo:.2f}-{hi:.2f}x): the predicted effect."
+            f"{name_a} was {_x(ratio)} {word} (middle half of the rounds {_x(lo)}-{_x(hi)}): the predicted effect."
+        )
+    elif ratio > threshold:
+        verdict = (
+            f"{name_a} was {_x(ratio)} {word} in the median round, but the rounds disagree (middle half "
+            f"{_x(lo)}-{_x(hi)}: in some it lost): not a clear effect in this run"
         )
     elif ratio >= 1 / threshold:
         verdict = (
-            f"no clear difference in this run ({ratio:.2f}x, middle half {lo:.2f}-{hi:.2f}x): the predicted effect "
+            f"no clear difference in this run ({_x(ratio)}, middle half {_x(lo)}-{_x(hi)}): the predicted effect "
             "did not show"
         )
     else:
         verdict = (
-            f"{name_b} was {1 / ratio:.2f}x {word} here (middle half {1 / hi:.2f}-{1 / lo:.2f}x), against the "
+            f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the "
             "prediction"
         )
     if not shown:
@@ -152,7 +162,7 @@ def check_guess(guess: float | None, measured: float, what: str, unit: str = "")
         return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: close (within 2x)"
     direction = "higher" if factor > 1 else "lower"
     times = factor if factor > 1 else 1 / factor
-    return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: the result is {times:.1f}x {direction}"
+    return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: the result is {times:,.1f}x {direction}"
 
 
 __all__ = ["Reading", "check_guess", "compare", "conditions"]

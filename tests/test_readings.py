@@ -62,3 +62,13 @@ def test_conditions_name_one_cpu_a_quota_load_and_a_regime_change() -> None:
 )
 def test_a_guess_is_checked(guess: object, words: str) -> None:
     assert words in readings.check_guess(guess, 100, "round trip", "ns")  # type: ignore[arg-type]
+
+
+def test_a_median_win_with_disagreeing_rounds_is_not_called_an_effect() -> None:
+    r = readings.compare("t", ("a", [1, 1, 1, 10, 10]), ("b", [8, 8, 8, 1, 1]))
+    assert not r.shown and "rounds disagree" in r.text
+
+
+def test_large_ratios_carry_separators() -> None:
+    r = readings.compare("t", ("a", [1, 1, 1]), ("b", [2500, 2500, 2500]))
+    assert "2,500.00x" in r.text
