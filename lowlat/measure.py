@@ -170,12 +170,13 @@ def perf_stat(
     if not counters:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
         return PerfStat(False, f"perf stat could not count here: {tail}")
-    hw = [e for e in ("cycles", "instructions", "cache-misses") if e in counters]
-    missing = [e for e in hw if counters[e].startswith("<")]
+    missing = [e for e in events if counters.get(e, "<not counted>").startswith("<")]
+    counted = [e for e in events if e not in missing]
     reason = (
-        "hardware counters work"
+        f"all {len(events)} events counted"
         if not missing
-        else f"software events only: {', '.join(missing)} {counters[missing[0]]} (no hardware counters here)"
+        else f"counted: {', '.join(counted) or 'none'}; {counters.get(missing[0], '<not counted>')} here: "
+        f"{', '.join(missing)} (hardware events are usually missing in VMs and containers)"
     )
     return PerfStat(True, reason, counters)
 
@@ -188,12 +189,24 @@ class Cachegrind:
     lld_miss_rate: dict[str, float] = field(default_factory=dict)  # last-level data miss %
 
 
-def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
+# A fixed cache geometry for cachegrind (size,associativity,line bytes):
+# passed as --I1/--D1/--LL, it makes the simulated misses the same on every
+# machine; without it cachegrind copies this host's geometry.
+FIXED_GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
+
+
+def cachegrind_demo(timeout_s: float = 120, geometry: dict[str, str] | None = None) -> Cachegrind:
     """Sums a 512 x 512 matrix of doubles (2 MiB) by rows and by columns
     (``csrc/demos/cache_walk.c``) under ``valgrind --tool=cachegrind
-    --cache-sim=yes``: simulated cache misses, the same on any machine,
-    counters or not."""
+    --cache-sim=yes``: misses from cachegrind's model (first-level caches and
+    one last level, LRU, no hardware prefetchers), counters or not.  The
+    model's sizes are this host's unless ``geometry`` gives them
+    (:data:`FIXED_GEOMETRY` for numbers that do not depend on the machine)."""
     _number(timeout_s, "timeout_s", positive=True)
+    geo = dict(geometry or {})
+    unknown = sorted(set(geo) - {"I1", "D1", "LL"})
+    if unknown or not all(isinstance(v, str) and re.fullmatch(r"\d+,\d+,\d+", v) for v in geo.values()):
+        raise ValueError(f"geometry maps I1/D1/LL to 'size,assoc,line' strings, got {geometry!r}")
     vg, cc = shutil.which("valgrind"), toolchain.c_compiler()
     if vg is None:
         return Cachegrind(False, "valgrind is not installed (Debian: apt-get install valgrind)")
@@ -202,7 +215,11 @@ def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
     src = toolchain.DEMOS / "cache_walk.c"
     if not src.exists():
         return Cachegrind(False, f"{src} not found: the demo needs the course repository (csrc/demos/)")
-    out = Cachegrind(True, "simulated by cachegrind")
+    out = Cachegrind(
+        True,
+        "simulated by cachegrind, "
+        + (f"geometry {', '.join(f'{k} {v}' for k, v in geo.items())}" if geo else "with this host's cache geometry"),
+    )
     with tempfile.TemporaryDirectory(prefix="lowlat-cg-") as tmp:
         exe = Path(tmp) / "cache_walk"
         # -O1 (after the toolchain's -O2): the loops stay as written, one load per element.
@@ -211,7 +228,15 @@ def cachegrind_demo(timeout_s: float = 120) -> Cachegrind:
             return Cachegrind(False, f"building {src.name} failed: {build.stderr.strip()[-200:]}")
         for mode in ("row", "column"):
             res = subprocess.run(
-                [vg, "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/cg.out", str(exe), mode[0]],
+                [
+                    vg,
+                    "--tool=cachegrind",
+                    "--cache-sim=yes",
+                    *(f"--{k}={v}" for k, v in geo.items()),
+                    f"--cachegrind-out-file={tmp}/cg.out",
+                    str(exe),
+                    mode[0],
+                ],
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
