@@ -2,8 +2,12 @@
 order out) split into per-stage allotments, checked against measured
 per-stage samples.
 
-The report answers the questions of chapter 01: which stage overran its
-allotment at the chosen percentile, by how much, and whose time it ate.
+The report answers the questions of chapter 01.  The verdict is end to
+end: the chosen percentile of each message's total time (the stages' samples
+added message by message) against the budget.  Quantiles do not add, so the
+stages' percentiles are not a verdict, neither one by one against their
+allotments nor summed; they *locate* an overrun: which stage ran over its
+allotment at the percentile, by how much, and whose time it ate.
 Attribution rule (deterministic): a stage's overrun is paid first from the
 slack of the stages after it (in pipeline order), then from the slack of the
 stages before it, then from the unallotted reserve; whatever is left is
@@ -70,12 +74,16 @@ def _eaten(who: str, us: float) -> str:
     if who == RESERVE:
         return f"{us:.1f} us of the reserve"
     if who == OVER_BUDGET:
-        return f"{us:.1f} us over budget"
+        return f"{us:.1f} us beyond all slack and the reserve"
     return f"{us:.1f} us of {who}'s allotment"
 
 
 @dataclass(frozen=True)
 class StageReport:
+    """One stage at the report's percentile.  ``ok`` says whether the stage
+    kept within its allotment there: a locating fact, not a pass/fail rule
+    (the budget's verdict is the end-to-end percentile)."""
+
     stage: str
     allotment_us: float
     p50_us: float
@@ -97,13 +105,40 @@ class BudgetReport:
 
     @property
     def overran(self) -> list[str]:
+        """Stages over their allotment at the percentile (where to look)."""
         return [s.stage for s in self.stages if not s.ok]
 
     @property
+    def within_budget(self) -> bool | None:
+        """The verdict: the end-to-end percentile within the budget; None
+        when the stages' samples are not one per message (no end-to-end
+        figure can be formed)."""
+        if self.end_to_end_p_us is None:
+            return None
+        return self.end_to_end_p_us <= self.total_us
+
+    @property
     def sum_of_stage_p_us(self) -> float:
-        """Sum of per-stage percentiles: an upper bound of the end-to-end one
-        (percentiles do not add)."""
+        """Sum of per-stage percentiles.  Not a percentile of anything, and
+        neither an estimate nor a bound of the end-to-end one: slow moments
+        of different stages may fall on different messages (the sum is then
+        larger) or on the same ones, and stages slow just under the
+        percentile's share each can add up to a slow end-to-end tail (the
+        sum is then smaller)."""
         return float(sum(s.p_us for s in self.stages))
+
+    def verdict(self) -> str:
+        """The end-to-end percentile against the budget, as a sentence."""
+        p = f"P{self.percentile:g}"
+        if self.end_to_end_p_us is None:
+            return (
+                f"no verdict: the stages have different sample counts, so no message's total (and no end-to-end "
+                f"{p}) can be formed; the stage {p}s below only locate where time went"
+            )
+        e2e, total = self.end_to_end_p_us, self.total_us
+        if e2e <= total:
+            return f"end-to-end {p} {e2e:.1f} us: within the {total:g} us budget ({total - e2e:.1f} us to spare)"
+        return f"end-to-end {p} {e2e:.1f} us: OVER the {total:g} us budget by {e2e - total:.1f} us"
 
     def sentences(self) -> list[str]:
         out = []
@@ -118,24 +153,27 @@ class BudgetReport:
         return out or [f"every stage is within its allotment at P{self.percentile:g}"]
 
     def format(self) -> str:
+        """The verdict first, then the stages (to locate an overrun), then
+        the sum of the stage percentiles, labelled as what it is."""
+        p = f"P{self.percentile:g}"
         rows = [
-            f"{'stage':<12} {'allot us':>9} {'P50 us':>8} {'P' + format(self.percentile, 'g') + ' us':>9} "
-            f"{'over us':>8}  status"
+            f"verdict: {self.verdict()}",
+            "",
+            f"{'stage':<12} {'allot us':>9} {'P50 us':>8} {p + ' us':>9} {'over us':>8}  allotment",
         ]
         for s in self.stages:
             rows.append(
                 f"{s.stage:<12} {s.allotment_us:>9.1f} {s.p50_us:>8.1f} {s.p_us:>9.1f} {s.over_us:>8.1f}  "
-                f"{'ok' if s.ok else 'OVER'}"
+                f"{'within' if s.ok else 'OVER'}"
             )
-        e2e = f"{self.end_to_end_p_us:.1f}" if self.end_to_end_p_us is not None else "n/a"
-        rows.append(
-            f"{'total':<12} {self.total_us:>9.1f} {'':>8} {self.sum_of_stage_p_us:>9.1f}  "
-            f"(end-to-end P{self.percentile:g}: {e2e} us)"
-        )
+        rows.append(f"sum of stage {p}s (not a percentile): {self.sum_of_stage_p_us:.1f} us")
         return "\n".join(rows + [""] + self.sentences())
 
     def plot(self, ax: Any = None, title: str | None = None) -> Any:
-        """Stacked bars: allotments beside measured percentiles (us)."""
+        """Three bars (us): the allotments stacked, the stage percentiles
+        stacked (to locate an overrun; their total is not a percentile), and
+        the end-to-end percentile, the budget's verdict (left out when the
+        stages' samples are not one per message)."""
         import matplotlib.pyplot as plt
 
         from lowlat.machine import machine_label
@@ -143,6 +181,8 @@ class BudgetReport:
         if ax is None:
             _, ax = plt.subplots(figsize=(8, 3.2))
         colors = plt.get_cmap("tab10")(range(10))
+        e2e = self.end_to_end_p_us
+        right = max(self.total_us, self.sum_of_stage_p_us, e2e or 0.0) * 1.2
         for col, key in enumerate(("allotment_us", "p_us")):
             left = 0.0
             for i, s in enumerate(self.stages):
@@ -157,16 +197,28 @@ class BudgetReport:
                     linewidth=2 if over else 0.5,
                     label=s.stage if col == 0 else None,
                 )
-                if w > self.total_us * 0.06:
+                if w > right * 0.011 * (len(s.stage) + 2):  # the name fits inside its bar
                     ax.text(left + w / 2, col, s.stage, ha="center", va="center", fontsize=8, color="white")
                 left += w
+        p = f"P{self.percentile:g}"
+        ticks, labels = [0, 1], ["allotments", f"stage {p}s, stacked\n(not a percentile)"]
+        if e2e is not None:
+            ax.barh(2, e2e, color="black")
+            verdict = "within budget" if e2e <= self.total_us else "OVER budget"
+            ax.text(e2e, 2, f" {e2e:.1f} us ({verdict})", va="center", fontsize=8)
+            ticks.append(2)
+            labels.append(f"end-to-end {p}\n(the verdict)")
+        top = ticks[-1]
         ax.axvline(self.total_us, color="black", linestyle="--", linewidth=1)
-        ax.text(self.total_us, 1.45, f" budget {self.total_us:g} us", va="center", fontsize=8)
-        ax.set_yticks([0, 1], ["allotment", f"measured P{self.percentile:g}"])
+        ax.text(self.total_us, top + 0.45, f" budget {self.total_us:g} us", va="center", fontsize=8)
+        ax.set_yticks(ticks, labels)
         ax.set_xlabel("time (us)")
-        ax.set_ylim(-0.6, 1.7)
-        ax.set_title(title or f"Latency budget vs measured P{self.percentile:g}\n{machine_label()}", fontsize=10)
-        ax.legend(loc="lower right", fontsize=7, ncol=3)
+        ax.set_ylim(-0.6, top + 0.7)
+        ax.set_xlim(0, right)
+        ax.set_title(title or f"Latency budget: end-to-end {p} and where it went\n{machine_label()}", fontsize=10)
+        ax.legend(
+            loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, ncol=min(len(self.stages), 6), frameon=False
+        )
         return ax
 
 
@@ -245,7 +297,8 @@ def reallocate(measured_us: Mapping[str, float], total_us: float) -> dict[str, f
     if need > total_us:
         raise ValueError(
             f"the measured stages need {need:.1f} us, more than the {total_us:g} us budget: "
-            "no allotment can fit; make a stage faster or the budget larger"
+            "no per-stage allotments can fit (the end-to-end percentile may still be within it: quantiles do not "
+            "add); make a stage faster or the budget larger"
         )
     if need == 0:
         share = total_us / len(measured_us)

@@ -10,17 +10,24 @@ import numpy as np
 from lowlat.hist import Histogram
 from lowlat.machine import machine_label
 
+SIMULATED = "simulation: no measurement of this machine"
 
-def titled(ax: Any, title: str) -> Any:
-    """Sets ``title`` with the machine's description under it."""
-    ax.set_title(f"{title}\n{machine_label()}", fontsize=10)
+
+def titled(ax: Any, title: str, *, simulated: bool = False) -> Any:
+    """Sets ``title`` with the machine's description under it, for a figure
+    of measurements.  A figure of a pure simulation (``simulated=True``)
+    says so instead: its numbers come from a model, not from this machine."""
+    ax.set_title(f"{title}\n{SIMULATED if simulated else machine_label()}", fontsize=10)
     return ax
 
 
 def latency_hist(ax: Any, hist: Histogram, label: str, per_decade: int = 20, **kw: Any) -> Any:
     """A latency histogram on a log time axis: the histogram's counters
     regrouped into ``per_decade`` log-spaced bins; y = share of samples (%)
-    per bin, log scale, so a tail of one sample in 10^5 is still visible."""
+    per bin, log scale, so a tail of one sample in 10^5 is still visible.
+    Each non-empty bin is drawn as a flat step over its own width; an empty
+    bin is a gap (no line bridges it: zero has no place on a log axis, and a
+    line across it would show samples where there are none)."""
     values, counts = hist.to_numpy()
     if len(values) == 0:
         return ax
@@ -29,8 +36,7 @@ def latency_hist(ax: Any, hist: Histogram, label: str, per_decade: int = 20, **k
     edges = np.logspace(lo, hi, int((hi - lo) * per_decade) + 1)
     binned, _ = np.histogram(v, bins=edges, weights=counts.astype(np.float64))
     share = binned / binned.sum() * 100.0
-    keep = share > 0
-    ax.step(edges[:-1][keep], share[keep], where="post", label=label, **kw)
+    ax.stairs(np.where(share > 0, share, np.nan), edges, baseline=None, label=label, **kw)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("latency per operation (ns, log scale)")
