@@ -180,7 +180,7 @@ def test_ffi_costs_and_sweep_same_run() -> None:
 
 
 def test_roofline_places_kernels() -> None:
-    roof = roofline.measure(matmul_sizes=(32, 256), vector_n=1_000_000, repeats=2)
+    roof = roofline.measure(matmul_sizes=(32, 256), vector_n=1_000_000, repeats=2, peak_n=384, stream_bytes=16 << 20)
     assert roof.peak_flops > 0 and roof.bandwidth > 0
     names = [k.name for k in roof.kernels]
     assert names == ["vector add", "reduction (sum)", "matmul 32", "matmul 256"]
@@ -190,6 +190,64 @@ def test_roofline_places_kernels() -> None:
     assert "bandwidth-bound" in roof.table()
     o = roofline.out_vs_temporaries(100_000, repeats=3)
     assert o.equal and o.temp_ms > 0 and o.out_ms > 0
+    assert len(o.temp_rounds_ms) == len(o.out_rounds_ms) == 3
+    assert o.temp_ms == sorted(o.temp_rounds_ms)[1] and o.out_ms == sorted(o.out_rounds_ms)[1]
+
+
+def test_roofline_roofs_are_measured_apart_from_the_kernels() -> None:
+    roof = roofline.measure(matmul_sizes=(32,), vector_n=100_000, repeats=2, peak_n=384, stream_bytes=16 << 20)
+    assert roof.peak_kernel is not None and roof.peak_kernel.name == "matmul 384"
+    assert roof.peak_flops == roof.peak_kernel.flops_per_s
+    assert roof.peak_kernel.name not in [k.name for k in roof.kernels]
+    assert [s.name for s in roof.stream] == ["copy 16 MiB", "add 16 MiB", "sum 16 MiB"]
+    assert roof.bandwidth == max(s.bytes_per_s for s in roof.stream)
+    copy = roof.stream[0]
+    assert copy.bytes == 2 * 16 << 20  # read + write
+    assert all(k.spread >= 0 for k in [*roof.kernels, *roof.stream, roof.peak_kernel])
+    assert "compute roof:" in roof.roofs() and "bandwidth roof:" in roof.roofs()
+
+
+def test_roofline_blas_capped_to_one_thread_while_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen: list[int] = []
+    real = roofline.matmul_kernel
+
+    def spy(n: int, repeats: int = 5) -> roofline.Kernel:
+        seen.extend(p["num_threads"] for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas")
+        return real(n, repeats)
+
+    monkeypatch.setattr(roofline, "matmul_kernel", spy)
+    roof = roofline.measure(matmul_sizes=(32,), vector_n=10_000, repeats=1, peak_n=64, stream_bytes=1 << 20)
+    assert roof.blas_one_thread and seen and set(seen) == {1}
+
+
+def _roof(peak: float = 100e9, bw: float = 10e9, *kernels: roofline.Kernel) -> roofline.Roofline:
+    return roofline.Roofline(peak, bw, list(kernels))
+
+
+def test_roofline_bound_by_intensity_only_with_share_apart() -> None:
+    # ridge at 10 FLOP/byte; a kernel right of it at 20% of the peak is still "compute-bound" by intensity,
+    # and its reading says how far below the roof it ran
+    slow_mm = roofline.Kernel("matmul 32", flops=2e9, bytes=1e8, seconds=0.1)  # 20 FLOP/B, 20 GFLOP/s
+    roof = _roof(100e9, 10e9, slow_mm)
+    assert roof.ridge == 10 and roof.bound(slow_mm) == "compute-bound"
+    assert math.isclose(roof.share(slow_mm), 0.2)
+    assert "compute-bound by intensity; at 20% of its compute roof, far below it" in roof.reading(slow_mm)
+    row = roof.table().splitlines()[1]
+    assert row.split()[-2:] == ["20%", "compute-bound"]
+
+
+def test_roofline_reading_says_when_a_kernel_is_above_its_roof() -> None:
+    fast_add = roofline.Kernel("vector add", flops=1e9, bytes=24e9, seconds=2.0)  # 12 GB/s under a 10 GB/s roof
+    noisy_add = roofline.Kernel("vector add", flops=1e9, bytes=24e9, seconds=2.0, spread=0.22)
+    near_add = roofline.Kernel("vector add", flops=1e9, bytes=24e9, seconds=2.3)  # 10.4 GB/s
+    assert "more than the measurements' spread (5%) allows: the roof is mis-measured" in _roof(
+        100e9, 10e9, fast_add
+    ).reading(fast_add)
+    assert "on its bandwidth roof (120%, within the measurements' spread of 22%)" in _roof(
+        100e9, 10e9, noisy_add
+    ).reading(noisy_add)
+    assert "on its bandwidth roof (104%" in _roof(100e9, 10e9, near_add).reading(near_add)
 
 
 # ---- stragglers ------------------------------------------------------------------------------
@@ -251,3 +309,9 @@ def test_simulation_agrees_with_the_closed_form_and_finds_the_optimum() -> None:
     assert np.all(sw.goodput_lo <= sw.goodput) and np.all(sw.goodput <= sw.goodput_hi)
     best_expected = sw.intervals[np.argmax(sw.expected)]
     assert sw.daly / 1.2 < best_expected < sw.daly * 1.2
+
+
+def test_roofline_reading_refuses_to_place_a_kernel_in_a_noisy_run() -> None:
+    slow_mm = roofline.Kernel("matmul 32", flops=2e9, bytes=1e8, seconds=0.1, spread=0.9)
+    text = _roof(100e9, 10e9, slow_mm).reading(slow_mm)
+    assert "compute-bound by intensity" in text and "too noisy to say how close to its roof it ran" in text

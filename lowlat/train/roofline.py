@@ -1,44 +1,92 @@
 """Compute-bound or bandwidth-bound: this machine's roofline, measured with
 numpy.  A kernel doing F floating-point operations while moving B bytes has
 an arithmetic intensity I = F / B (FLOP/byte); it cannot run faster than
-``min(peak FLOP/s, I x bandwidth)``.  Peak is taken from a large matmul,
-bandwidth from a large copy (read + write counted).  Rates are per second;
-the best of several repeats is kept (the least disturbed run)."""
+``min(peak FLOP/s, I x bandwidth)``.
+
+Both roofs are measured apart from the kernels placed under them, on one
+core (BLAS capped to one thread while measuring, by
+:func:`lowlat.blas.quiet_blas`, as in the rest of the course): the compute roof by a large matmul (1,024 by
+default), the bandwidth roof by the best of three streaming kernels (copy,
+add, sum) on arrays several times the last-level cache, bytes counted as the
+program reads and writes them.  A kernel is bandwidth- or compute-bound by its
+intensity alone (left or right of the ridge); how close it runs to its roof
+is a separate figure.  Rates are per second; each figure is the best of
+several repeats (the least disturbed run) and carries their spread."""
 
 from __future__ import annotations
 
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lowlat._check import int_arg
+from lowlat.blas import quiet_blas
 from lowlat.interleave import interleave, medians, timed
 
 F8 = 8  # bytes per float64
+PEAK_N = 1024  # the compute roof's matmul: larger than the kernels' default sizes
+LLC_FALLBACK = 32 << 20  # bytes, when the last-level cache cannot be read
+NOISY = 0.25  # a spread above this says nothing about a kernel's distance to its roof
 
 
-def _best_s(fn: Callable[[], object], repeats: int) -> float:
+def _times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """(best, median) seconds of ``repeats`` runs after one warm-up run."""
     fn()  # warm-up: page faults, BLAS thread start
-    best = float("inf")
+    ts = []
     for _ in range(int_arg(repeats, "repeats", minimum=1)):
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        ts.append(time.perf_counter() - t0)
+    return min(ts), statistics.median(ts)
+
+
+def _best_s(fn: Callable[[], object], repeats: int) -> float:
+    return _times(fn, repeats)[0]
+
+
+def llc_bytes() -> int:
+    """The largest CPU cache of this machine in bytes (sysfs on Linux,
+    ``sysctl`` on macOS); 32 MiB when neither says."""
+    sizes = []
+    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = f.read_text().strip().upper()
+        except OSError:
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            sizes.append(int(digits) * mult)
+    if not sizes and sys.platform == "darwin":
+        for key in ("hw.l3cachesize", "hw.l2cachesize"):
+            try:
+                out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if out.isdigit() and int(out) > 0:
+                sizes.append(int(out))
+    return max(sizes) if sizes else LLC_FALLBACK
 
 
 @dataclass(frozen=True)
 class Kernel:
     """One measured kernel: FLOPs done, bytes that must move at least once
-    (compulsory traffic), and the best time."""
+    (compulsory traffic), the best time and the spread of its timings
+    (median time / best time - 1; for a roof measured twice, also the gap
+    between the two)."""
 
     name: str
     flops: float
     bytes: float
     seconds: float
+    spread: float = 0.0
 
     @property
     def intensity(self) -> float:
@@ -49,6 +97,10 @@ class Kernel:
     def flops_per_s(self) -> float:
         return self.flops / self.seconds
 
+    @property
+    def bytes_per_s(self) -> float:
+        return self.bytes / self.seconds
+
 
 def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
     """``n x n`` float64 matmul into a preallocated output: 2 n^3 FLOP,
@@ -57,22 +109,24 @@ def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
     rng = np.random.default_rng(0)
     a, b, out = rng.random((n, n)), rng.random((n, n)), np.empty((n, n))
     reps = max(1, int(2e7 // (2 * n**3)))  # small sizes: several per timing, so the timer does not dominate
-    s = _best_s(lambda: [np.matmul(a, b, out=out) for _ in range(reps)], repeats) / reps
-    return Kernel(f"matmul {n}", 2.0 * n**3, 3.0 * n * n * F8, s)
+    best, med = _times(lambda: [np.matmul(a, b, out=out) for _ in range(reps)], repeats)
+    return Kernel(f"matmul {n}", 2.0 * n**3, 3.0 * n * n * F8, best / reps, med / best - 1)
 
 
 def add_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     """``c = a + b`` over ``n`` float64 (out=): n FLOP, 3 n x 8 bytes."""
     n = int_arg(n, "n", minimum=1, maximum=10**8)
     a, b, c = np.ones(n), np.ones(n), np.empty(n)
-    return Kernel("vector add", float(n), 3.0 * n * F8, _best_s(lambda: np.add(a, b, out=c), repeats))
+    best, med = _times(lambda: np.add(a, b, out=c), repeats)
+    return Kernel("vector add", float(n), 3.0 * n * F8, best, med / best - 1)
 
 
 def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     """``a.sum()`` over ``n`` float64: n FLOP, n x 8 bytes."""
     n = int_arg(n, "n", minimum=1, maximum=10**8)
     a = np.ones(n)
-    return Kernel("reduction (sum)", float(n), float(n) * F8, _best_s(a.sum, repeats))
+    best, med = _times(a.sum, repeats)
+    return Kernel("reduction (sum)", float(n), float(n) * F8, best, med / best - 1)
 
 
 def copy_bandwidth(nbytes: int = 64 << 20, repeats: int = 5) -> float:
@@ -83,13 +137,37 @@ def copy_bandwidth(nbytes: int = 64 << 20, repeats: int = 5) -> float:
     return 2.0 * n * F8 / _best_s(lambda: np.copyto(dst, src), repeats)
 
 
+def stream_kernels(nbytes: int | None = None, repeats: int = 5) -> list[Kernel]:
+    """The bandwidth roof's candidates on arrays of ``nbytes`` each (default:
+    4x the last-level cache, at least 64 MiB, at most 256 MiB): copy (read +
+    write), add (two reads + one write) and sum (one read), bytes counted as
+    the program reads and writes them."""
+    if nbytes is None:
+        nbytes = min(max(4 * llc_bytes(), 64 << 20), 256 << 20)
+    n = int_arg(nbytes, "nbytes", minimum=F8, maximum=2**32) // F8
+    mib = n * F8 >> 20
+    a, b, c = np.ones(n), np.ones(n), np.empty(n)
+    out = []
+    for name, flops, streams, fn in (
+        (f"copy {mib} MiB", 0.0, 2, lambda: np.copyto(c, a)),
+        (f"add {mib} MiB", float(n), 3, lambda: np.add(a, b, out=c)),
+        (f"sum {mib} MiB", float(n), 1, a.sum),
+    ):
+        best, med = _times(fn, repeats)
+        out.append(Kernel(name, flops, float(streams * n * F8), best, med / best - 1))
+    return out
+
+
 @dataclass
 class Roofline:
     """This machine's two ceilings and the kernels placed under them."""
 
-    peak_flops: float  # FLOP/s, from the largest matmul
-    bandwidth: float  # bytes/s, from a large copy
+    peak_flops: float  # FLOP/s, from ``peak_kernel`` (a matmul measured apart from ``kernels``)
+    bandwidth: float  # bytes/s, the best of ``stream_kernels``
     kernels: list[Kernel]
+    peak_kernel: Kernel | None = None  # what defined the compute roof
+    stream: list[Kernel] = field(default_factory=list)  # the bandwidth roof's candidates
+    blas_one_thread: bool = False  # BLAS capped to one thread while measuring
 
     @property
     def ridge(self) -> float:
@@ -98,35 +176,140 @@ class Roofline:
         return self.peak_flops / self.bandwidth
 
     def bound(self, k: Kernel) -> str:
+        """Which roof is over the kernel, from its intensity alone."""
         return "compute-bound" if k.intensity >= self.ridge else "bandwidth-bound"
 
     def attainable(self, intensity: float) -> float:
         return min(self.peak_flops, intensity * self.bandwidth)
 
+    def share(self, k: Kernel) -> float:
+        """The kernel's FLOP/s as a fraction of its roof."""
+        return k.flops_per_s / self.attainable(k.intensity)
+
+    def _roof_spread(self, k: Kernel) -> float:
+        """The spread of the measurement behind the kernel's roof."""
+        if self.bound(k) == "compute-bound":
+            return self.peak_kernel.spread if self.peak_kernel else 0.0
+        best = max(self.stream, key=lambda s: s.bytes_per_s, default=None)
+        return best.spread if best else 0.0
+
+    def tolerance(self, k: Kernel) -> float:
+        """How far above its roof a kernel may run before it says more than
+        noise: its timings' spread plus its roof's, at least 5%."""
+        return max(0.05, k.spread + self._roof_spread(k))
+
+    def reading(self, k: Kernel) -> str:
+        """One sentence on a kernel: its side of the ridge, then how close to
+        its roof it ran, said plainly when above it or far below it."""
+        share, tol = self.share(k), self.tolerance(k)
+        side = "left of" if k.intensity < self.ridge else "right of"
+        roof = "bandwidth" if side == "left of" else "compute"
+        head = f"{k.name} (intensity {k.intensity:.3g}, {side} the ridge at {self.ridge:.3g}): {self.bound(k)} by intensity; "
+        if tol > NOISY:
+            return head + (
+                f"it ran at {share:.0%} of its {roof} roof, but its timings and its roof's spread by {tol:.0%} in this "
+                "run (the machine was busy): too noisy to say how close to its roof it ran; run the cell again"
+            )
+        if share > 1 + tol:
+            return head + (
+                f"it ran at {share:.0%} of its {roof} roof, more than the measurements' spread ({tol:.0%}) allows: the roof "
+                "is mis-measured for this kernel"
+                + (
+                    " (its data fit a cache the roof's larger arrays did not, or it reached a higher rate than the "
+                    "roof's streams)"
+                    if roof == "bandwidth"
+                    else " (the machine was quieter while it ran than while the roof was measured, or this size "
+                    "suits the BLAS better than the peak's size)"
+                )
+            )
+        if share >= 1 - tol:
+            return head + f"on its {roof} roof ({share:.0%}, within the measurements' spread of {tol:.0%})"
+        if share < 0.5:
+            return head + (
+                f"at {share:.0%} of its {roof} roof, far below it: the roof is not what limits it here; fixed "
+                "per-call overhead and small-size inefficiency are (the case for batching)"
+            )
+        return head + f"at {share:.0%} of its {roof} roof"
+
     def table(self) -> str:
-        lines = [f"{'kernel':<18} {'FLOP/byte':>10} {'GFLOP/s':>9} {'% of roof':>10}  bound by"]
+        lines = [
+            f"{'kernel':<18} {'FLOP/byte':>10} {'GFLOP/s':>9} {'roof':>9} {'% of roof':>10}  bound by (intensity vs ridge)"
+        ]
         for k in self.kernels:
-            share = k.flops_per_s / self.attainable(k.intensity) * 100
             lines.append(
-                f"{k.name:<18} {k.intensity:>10.3f} {k.flops_per_s / 1e9:>9.2f} {share:>9.0f}%  {self.bound(k)}"
+                f"{k.name:<18} {k.intensity:>10.3f} {k.flops_per_s / 1e9:>9.2f} "
+                f"{self.attainable(k.intensity) / 1e9:>9.2f} {self.share(k) * 100:>9.0f}%  {self.bound(k)}"
             )
         return "\n".join(lines)
 
+    def roofs(self) -> str:
+        """Where the two roofs come from, with their spread."""
+        threads = "BLAS on one thread" if self.blas_one_thread else "BLAS threads as configured"
+        out = []
+        if self.peak_kernel is not None:
+            k = self.peak_kernel
+            out.append(
+                f"compute roof: {self.peak_flops / 1e9:,.1f} GFLOP/s, the best of {k.name} measured before and "
+                f"after the kernels ({threads}; spread {k.spread:.0%})"
+            )
+        else:
+            out.append(f"compute roof: {self.peak_flops / 1e9:,.1f} GFLOP/s")
+        if self.stream:
+            rates = ", ".join(f"{s.name} {s.bytes_per_s / 1e9:,.1f}" for s in self.stream)
+            best = max(self.stream, key=lambda s: s.bytes_per_s)
+            out.append(
+                f"bandwidth roof: {self.bandwidth / 1e9:,.1f} GB/s, the best of three streams measured before "
+                f"and after the kernels ({rates} GB/s, bytes read + written; spread of the best {best.spread:.0%})"
+            )
+        else:
+            out.append(f"bandwidth roof: {self.bandwidth / 1e9:,.1f} GB/s")
+        out.append(f"ridge: {self.ridge:.1f} FLOP/byte")
+        return "\n".join(out)
 
-def measure(matmul_sizes: tuple[int, ...] = (32, 128, 512), vector_n: int = 4_000_000, repeats: int = 5) -> Roofline:
-    """Measures the roofs and the kernels (a few seconds)."""
+
+def _better(a: Kernel, b: Kernel) -> Kernel:
+    """Of two measurements of the same kernel, the faster; its spread is the
+    larger of the two runs' own spreads and the gap between the runs (the
+    machine's load can change between them, which one run's repeats miss)."""
+    best, other = (a, b) if a.seconds <= b.seconds else (b, a)
+    gap = other.seconds / best.seconds - 1
+    return replace(best, spread=max(a.spread, b.spread, gap))
+
+
+def measure(
+    matmul_sizes: tuple[int, ...] = (32, 128, 512),
+    vector_n: int = 4_000_000,
+    repeats: int = 5,
+    *,
+    peak_n: int = PEAK_N,
+    stream_bytes: int | None = None,
+) -> Roofline:
+    """Measures the roofs, the kernels placed under them, then the roofs
+    again (a few seconds), with BLAS on one thread.  The compute roof is a
+    ``peak_n`` matmul measured on its own, the bandwidth roof the best of
+    :func:`stream_kernels`; neither is taken from ``kernels``.  Each roof
+    keeps the better of its two measurements."""
     if isinstance(matmul_sizes, (str, bytes)) or not hasattr(matmul_sizes, "__iter__") or not len(matmul_sizes):
         raise TypeError(f"matmul_sizes must be a non-empty tuple of matrix sizes, got {matmul_sizes!r}")
-    kernels = [add_kernel(vector_n, repeats), sum_kernel(vector_n, repeats)]
-    kernels += [matmul_kernel(n, repeats) for n in matmul_sizes]
-    big = max(matmul_sizes)
-    peak = max(k.flops_per_s for k in kernels if k.name == f"matmul {big}")
-    return Roofline(peak, copy_bandwidth(repeats=repeats), kernels)
+    sizes = [int_arg(n, "matmul size", minimum=1, maximum=8192) for n in matmul_sizes]
+    with quiet_blas() as quiet:
+        # the roofs before and after the kernels, the better of the two kept: a machine whose load
+        # changes during the run then does not hand the kernels a quieter moment than the roofs had
+        peak_k = matmul_kernel(peak_n, repeats)
+        stream = stream_kernels(stream_bytes, repeats)
+        kernels = [add_kernel(vector_n, repeats), sum_kernel(vector_n, repeats)]
+        kernels += [matmul_kernel(n, repeats) for n in sizes]
+        peak_k = _better(peak_k, matmul_kernel(peak_n, repeats))
+        stream = [_better(a, b) for a, b in zip(stream, stream_kernels(stream_bytes, repeats))]
+    bandwidth = max(s.bytes_per_s for s in stream)
+    return Roofline(peak_k.flops_per_s, bandwidth, kernels, peak_k, stream, quiet.capped)
 
 
 def plot(ax: Any, roof: Roofline) -> Any:
     """The roofline on log-log axes, each kernel a labelled point."""
-    xs = np.logspace(-2.5, 3, 200)
+    lo = min([k.intensity for k in roof.kernels] + [roof.ridge]) / 3
+    hi = max([k.intensity for k in roof.kernels] + [roof.ridge]) * 3
+    xs = np.logspace(np.log10(lo), np.log10(hi), 200)
     ax.loglog(xs, [roof.attainable(x) / 1e9 for x in xs], color="k", linewidth=1.5, label="roofline (attainable)")
     ax.axvline(roof.ridge, color="gray", linestyle=":", linewidth=1)
     ax.text(roof.ridge, roof.peak_flops / 1e9 * 1.15, f" ridge {roof.ridge:.1f} FLOP/B", fontsize=8, color="gray")
@@ -142,12 +325,15 @@ def plot(ax: Any, roof: Roofline) -> Any:
 class OutResult:
     """``y = a * b + c`` on ``n`` float64, with numpy allocating the result
     (``temp_ms``) vs writing into a preallocated array (``out_ms``);
-    medians of interleaved repeats.  ``equal`` checks the answers match."""
+    medians of interleaved repeats, each round's time in ``temp_rounds_ms``
+    and ``out_rounds_ms``.  ``equal`` checks the answers match."""
 
     n: int
     temp_ms: float
     out_ms: float
     equal: bool
+    temp_rounds_ms: list[float] = field(default_factory=list)
+    out_rounds_ms: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -168,19 +354,31 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
         return np.add(y, c, out=y)
 
     equal = bool(np.array_equal(temp(), out()))
-    ts = medians(interleave({"temp": timed(temp), "out": timed(out)}, int_arg(repeats, "repeats", minimum=1)))
-    return OutResult(n, ts["temp"] * 1e3, ts["out"] * 1e3, equal)
+    rounds = interleave({"temp": timed(temp), "out": timed(out)}, int_arg(repeats, "repeats", minimum=1))
+    ts = medians(rounds)
+    return OutResult(
+        n,
+        ts["temp"] * 1e3,
+        ts["out"] * 1e3,
+        equal,
+        [t * 1e3 for t in rounds["temp"]],
+        [t * 1e3 for t in rounds["out"]],
+    )
 
 
 __all__ = [
+    "NOISY",
+    "PEAK_N",
     "Kernel",
     "OutResult",
     "Roofline",
     "add_kernel",
     "copy_bandwidth",
+    "llc_bytes",
     "matmul_kernel",
     "measure",
     "out_vs_temporaries",
     "plot",
+    "stream_kernels",
     "sum_kernel",
 ]
