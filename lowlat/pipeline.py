@@ -360,15 +360,75 @@ def _result(
     )
 
 
+@dataclass
+class FloorResult:
+    """The floor under one pipeline config: ``latency`` (ns from each tick's
+    due time to the consumer seeing it, a :class:`Histogram`), ``seen`` ticks
+    seen, ``missed`` ticks overwritten before the consumer looked."""
+
+    config: PipelineConfig
+    seen: int
+    missed: int
+    seconds: float
+    pinned: bool
+    latency: Histogram = field(repr=False)
+
+    @property
+    def p50(self) -> float:
+        """The floor's P50, ns."""
+        return float(self.latency.percentile(50))
+
+
+def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
+    """The pipeline's floor for ``config`` (default :func:`best_config`,
+    updated by ``changes``): the same schedule, clock, pinning and waiting,
+    but the tick is only its due time, published in one word of one cache
+    line; nothing is copied, pooled or computed.  Open loop only (a floor
+    needs a schedule).  Ctrl-C stops it (:class:`Interrupted`)."""
+    if config is not None and not isinstance(config, PipelineConfig):
+        raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
+    cfg = replace(config or best_config(), **changes).validate()
+    if cfg.producer != "open":
+        raise ValueError("floor() needs an open-loop config (producer='open'): the floor is measured on a schedule")
+    if cfg.producer_wait != cfg.consumer_wait:
+        raise ValueError(f"floor() uses one wait for both sides; got {cfg.producer_wait!r} and {cfg.consumer_wait!r}")
+    c = ffi.new(
+        "ll_floor_cfg *",
+        {
+            "ticks": cfg.ticks,
+            "rate_per_s": float(cfg.rate),
+            "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
+            "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
+            "wait": WAITS[cfg.producer_wait],
+        },
+    )
+    lat = Histogram(1, HOUR_NS, 3)
+    out = ffi.new("ll_floor_result *")
+    with stoppable(), quiet_blas():
+        rc = check_status(lib.ll_bench_pipeline_floor(c, lat._h, out), "pipeline floor")
+        if rc == lib.LL_STOPPED:
+            raise Interrupted(f"floor run stopped after {int(out.seen):,} ticks")
+    return FloorResult(
+        cfg,
+        int(out.seen),
+        int(out.missed),
+        float(out.seconds),
+        out.producer_pinned == 0 and out.consumer_pinned == 0,
+        lat,
+    )
+
+
 __all__ = [
     "MAX_RUN_S",
     "SAMPLE_DTYPE",
     "STAGES",
     "WAITS",
+    "FloorResult",
     "PipelineConfig",
     "PipelineResult",
     "best_config",
     "check_sample_layout",
+    "floor",
     "run",
     "seed_config",
 ]
