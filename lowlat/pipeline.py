@@ -69,6 +69,10 @@ def check_sample_layout(dtype: np.dtype = SAMPLE_DTYPE, ctype: str = "ll_pipelin
         raise RuntimeError(f"{where}: {len(np_fields)} fields in numpy, {len(c_fields)} in C")
 
 
+# The hand-offs and stamp clocks of ll_pipeline_cfg, values from the compiled core.
+HANDOFFS = {"cursors": int(lib.LL_HANDOFF_CURSORS), "slots": int(lib.LL_HANDOFF_SLOTS)}
+CLOCKS = {"monotonic": int(lib.LL_CLOCK_MONOTONIC), "tsc": int(lib.LL_CLOCK_TSC)}
+
 check_sample_layout()
 
 
@@ -84,7 +88,12 @@ class PipelineConfig:
     - ``cpus``: (producer, consumer) CPUs, or None for no pinning;
     - ``samples``: "preallocated" or "growing" (realloc x2 on the hot path);
     - ``pool_blocks`` feature objects, each held ``hold_ns`` after use;
-    - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode).
+    - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode);
+    - ``handoff``: "slots" (a sequence word in each slot: the consumer polls
+      the slot it reads, one cache-line transfer per tick) or "cursors" (the
+      SPSC ring of chapter 03: the producer's cursor, then the slot);
+    - ``clock``: "tsc" (the timestamp counter where invariant, else the
+      monotonic clock) or "monotonic" (clock_gettime for every stamp).
 
     A run may last at most :data:`MAX_RUN_S` seconds by its schedule
     (ticks / rate) and by its busy work (ticks x sum(work_ns)).
@@ -103,6 +112,8 @@ class PipelineConfig:
     samples: str = "preallocated"
     sample_capacity: int | None = None  # None: one per tick
     work_ns: tuple[int, int, int, int] = (0, 0, 0, 0)
+    handoff: str = "slots"
+    clock: str = "tsc"
 
     def validate(self) -> PipelineConfig:
         """Checks every field; returns self.  Raises ValueError/TypeError
@@ -134,6 +145,8 @@ class PipelineConfig:
         int_arg(self.pool_blocks, "pool_blocks", minimum=1, maximum=1 << 26)
         int_arg(self.hold_ns, "hold_ns", minimum=0, maximum=HOUR_NS)
         _choice(self.samples, "samples", ("preallocated", "growing"))
+        _choice(self.handoff, "handoff", tuple(HANDOFFS))
+        _choice(self.clock, "clock", tuple(CLOCKS))
         if self.sample_capacity is not None:
             int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=50_000_000)
         if not isinstance(self.work_ns, (tuple, list)):
@@ -162,7 +175,10 @@ class PipelineConfig:
             if self.producer_wait == self.consumer_wait
             else f"{self.producer_wait}/{self.consumer_wait}"
         )
-        return f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}"
+        return (
+            f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}, "
+            f"{self.handoff} hand-off, {self.clock} stamps"
+        )
 
 
 def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> None:
@@ -186,6 +202,8 @@ def seed_config(ticks: int = 200_000) -> PipelineConfig:
         cpus=None,
         capacity=SOURCE_CAPACITY,
         samples="preallocated",
+        handoff="cursors",  # its ring keeps a cursor per side, like chapter 03's
+        clock="monotonic",  # std::chrono::steady_clock
     ).validate()
 
 
@@ -223,6 +241,7 @@ class PipelineResult:
     sent: Histogram = field(repr=False)
     samples: np.ndarray = field(repr=False)
     interrupted: bool = False  # Ctrl-C ended the run early: every count covers the ticks made before it
+    tsc: bool = False  # the stamps came from the timestamp counter
 
     @property
     def lost(self) -> int:
@@ -311,6 +330,8 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
             "sample_mode": lib.LL_SAMPLES_GROWING if cfg.samples == "growing" else lib.LL_SAMPLES_PREALLOCATED,
             "sample_capacity": cfg.kept,
             "work_ns": list(cfg.work_ns),
+            "handoff": HANDOFFS[cfg.handoff],
+            "clock": CLOCKS[cfg.clock],
             **waits,
         },
     )
@@ -357,6 +378,7 @@ def _result(
         sent,
         samples[: int(out.samples)],
         interrupted,
+        bool(out.tsc),
     )
 
 
@@ -400,6 +422,7 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
             "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
             "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
             "wait": WAITS[cfg.producer_wait],
+            "clock": CLOCKS[cfg.clock],
         },
     )
     lat = Histogram(1, HOUR_NS, 3)
@@ -419,6 +442,8 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
 
 
 __all__ = [
+    "CLOCKS",
+    "HANDOFFS",
     "MAX_RUN_S",
     "SAMPLE_DTYPE",
     "STAGES",

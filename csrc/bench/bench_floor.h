@@ -16,7 +16,8 @@ typedef struct {
     double rate_per_s; /* the schedule: tick i due at start + i / rate */
     int producer_cpu;  /* -1: not pinned */
     int consumer_cpu;
-    int wait; /* enum ll_wait_policy, both sides */
+    int wait;  /* enum ll_wait_policy, both sides */
+    int clock; /* enum ll_stamp_clock (pipeline.h): the pipeline's stamps */
 } ll_floor_cfg;
 
 typedef struct {

@@ -21,6 +21,7 @@
 #include "bench/bench_spsc.h"
 #include "bench/bench_taxes.h"
 #include "hist.h"
+#include "pipeline.h"
 #include "ll_wait.h"
 #include "spsc.h"
 
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench rtt (exported calls) failed\n");
         errors++;
     }
-    ll_floor_cfg fc = {20000, 200000.0, -1, -1, LL_WAIT_SPIN_YIELD};
+    ll_floor_cfg fc = {20000, 200000.0, -1, -1, LL_WAIT_SPIN_YIELD, LL_CLOCK_TSC};
     ll_floor_result fr;
     ll_hist *lat = ll_hist_create(1, 3600000000000ULL, 3);
     if (!lat || ll_bench_pipeline_floor(&fc, lat, &fr) != 0 || fr.seen + fr.missed != fc.ticks || fr.seen == 0) {
