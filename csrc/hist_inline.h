@@ -41,7 +41,9 @@ static inline int ll_hist__bits(uint64_t v) { return v ? 64 - __builtin_clzll(v)
  * bucket 0, so no branch is needed for small values. */
 static inline int ll_hist__bucket(const ll_hist *h, uint64_t v)
 {
-    return ll_hist__bits(v | h->sub_bucket_mask) - h->unit_magnitude - (h->sub_bucket_half_count_magnitude + 1);
+    /* sub_bucket_mask is never 0 (at least two sub-buckets), so v | mask is
+     * never 0 and clz needs no zero test: one branch fewer per record. */
+    return 64 - __builtin_clzll(v | h->sub_bucket_mask) - h->unit_magnitude - (h->sub_bucket_half_count_magnitude + 1);
 }
 
 static inline size_t ll_hist__index(const ll_hist *h, uint64_t v)

@@ -11,18 +11,39 @@
 #include <string.h>
 
 #include "hist_inline.h"
+#include "ll_stamp.h"
 #include "ll_util.h"
 #include "pool_inline.h"
+#include "slotring_inline.h"
 #include "spsc_inline.h"
 #include "stop.h"
 
-/* What travels through the ring: 40 bytes, copied in and out. */
+/* What travels through the ring: 40 bytes, copied in and out with moves of
+ * fixed size.  Times in stamp units (struct ll_stamp). */
 typedef struct {
     uint64_t seq;
     double bid, ask;
-    uint64_t intended_ns;
-    uint64_t sent_ns;
+    uint64_t intended;
+    uint64_t sent;
 } ll_tick;
+_Static_assert(sizeof(ll_tick) <= LL_SLOT_BYTES, "a tick fits a slot");
+
+/* The hand-off, either ring (cfg->handoff). */
+struct handoff {
+    int slots; /* 1: the slot-sequence ring; 0: the SPSC ring of spsc.h */
+    ll_spsc *q;
+    struct ll_slotring r;
+};
+
+static inline bool push_tick(struct handoff *h, const ll_tick *t)
+{
+    return h->slots ? ll_slotring_push(&h->r, t, sizeof *t) : ll_spsc__push1(h->q, t, sizeof *t);
+}
+
+static inline bool pop_tick(struct handoff *h, ll_tick *t)
+{
+    return h->slots ? ll_slotring_pop(&h->r, t, sizeof *t) : ll_spsc__pop1(h->q, t, sizeof *t);
+}
 
 /* A feature object: exactly one cache line, taken from the pool per tick. */
 typedef struct {
@@ -35,12 +56,13 @@ _Static_assert(sizeof(ll_features) == 64, "a feature object is one cache line");
 /* A feature object still in use, and when it is given back. */
 struct held {
     ll_features *f;
-    uint64_t release_ns;
+    uint64_t release; /* stamp units */
 };
 
 struct producer {
     const ll_pipeline_cfg *cfg;
-    ll_spsc *q;
+    const struct ll_stamp *clk;
+    struct handoff *h;
     struct ll_duo *duo;
     atomic_int *done;
     uint64_t produced, dropped_full, waits, late;
@@ -50,7 +72,8 @@ struct producer {
 
 struct consumer {
     const ll_pipeline_cfg *cfg;
-    ll_spsc *q;
+    const struct ll_stamp *clk;
+    struct handoff *h;
     ll_pool *pool;
     struct ll_duo *duo;
     atomic_int *done;
@@ -88,12 +111,13 @@ static void *producer_main(void *arg)
 {
     struct producer *p = arg;
     const ll_pipeline_cfg *c = p->cfg;
+    const struct ll_stamp *clk = p->clk;
     p->pinned = ll_pin_if(c->producer_cpu);
     if (!ll_duo_arrive(p->duo))
         return NULL;
     const int open = c->producer_mode == LL_PRODUCER_OPEN;
-    const double interval = open ? 1e9 / c->rate_per_s : 0.0;
-    const uint64_t start = ll_now_ns();
+    const double interval = open ? ll_stamp_units(clk, 1e9 / c->rate_per_s) : 0.0; /* in stamp units */
+    const uint64_t start = ll_stamp_now(clk);
     uint64_t rng = 0x5eed5eedull, waits = 0, dropped = 0, late = 0, i;
     double mid = 100.0;
     /* A stop ends the loop before tick i is made or while it waits to be
@@ -104,30 +128,32 @@ static void *producer_main(void *arg)
         unsigned spins = 0;
         if (i % POLL_TICKS == 0 && ll_stop_requested())
             break;
-        if (open) {
-            /* The schedule: tick i is due at start + i * interval, whatever
-             * happened to earlier ticks (no coordinated omission). */
-            t.intended_ns = start + (uint64_t)((double)i * interval);
-            uint64_t now;
-            unsigned polls = 0;
-            while ((now = ll_now_ns()) < t.intended_ns) {
-                ll_wait_once(c->producer_wait, &spins);
-                if (++polls % POLL_WAITS == 0 && ll_stop_requested())
-                    goto stopped;
-            }
-            if ((double)(now - t.intended_ns) > interval)
-                late++;
-            spins = 0;
-        }
         mid += ((double)(ll_rng_next(&rng) >> 11) * 0x1.0p-53 - 0.5) * 0.01; /* a random walk */
         t.seq = i + 1;
         t.bid = mid - 0.005;
         t.ask = mid + 0.005;
-        if (!open)
-            t.intended_ns = ll_now_ns(); /* closed loop: "due" the moment it is made */
+        uint64_t now;
+        if (open) {
+            /* The schedule: tick i is due at start + i * interval, whatever
+             * happened to earlier ticks (no coordinated omission).  The tick
+             * is made before its due time, so the push follows the clock
+             * read that found it due. */
+            t.intended = start + (uint64_t)((double)i * interval);
+            unsigned polls = 0;
+            while ((now = ll_stamp_now(clk)) < t.intended) {
+                ll_wait_once(c->producer_wait, &spins);
+                if (++polls % POLL_WAITS == 0 && ll_stop_requested())
+                    goto stopped;
+            }
+            if ((double)(now - t.intended) > interval)
+                late++;
+            spins = 0;
+        } else {
+            t.intended = now = ll_stamp_now(clk); /* closed loop: "due" the moment it is made */
+        }
         for (;;) {
-            t.sent_ns = ll_now_ns();
-            if (ll_spsc_push_many_inline(p->q, &t, 1) == 1)
+            t.sent = now; /* the read that found it due (or ready): no second one */
+            if (push_tick(p->h, &t))
                 break;
             if (c->full_policy == LL_FULL_DROP) {
                 dropped++;
@@ -137,6 +163,7 @@ static void *producer_main(void *arg)
             ll_wait_once(c->producer_wait, &spins);
             if (waits % POLL_WAITS == 0 && ll_stop_requested())
                 goto stopped;
+            now = ll_stamp_now(clk);
         }
     }
 stopped:
@@ -176,19 +203,22 @@ static void *consumer_main(void *arg)
 {
     struct consumer *k = arg;
     const ll_pipeline_cfg *c = k->cfg;
+    const struct ll_stamp *clk = k->clk;
     k->pinned = ll_pin_if(c->consumer_cpu);
     if (!ll_duo_arrive(k->duo))
         return NULL;
     int stamps = 0;
     for (int i = 0; i < LL_PIPELINE_STAGES; i++)
         stamps |= c->work_ns[i] != 0;
+    const int pop_stamp = stamps || c->hold_ns; /* held objects are released against the pop's time */
+    const uint64_t hold = (uint64_t)ll_stamp_units(clk, (double)c->hold_ns); /* in stamp units */
     size_t held_n = 0, held_head = 0;
-    double ema = 0.0, prev_mid = 0.0, checksum = 0.0;
-    uint64_t waits = 0;
+    double ema = 0.0, inv_prev_mid = 0.0, checksum = 0.0; /* 1 / the previous mid, 0 before the first */
+    uint64_t waits = 0, end[LL_PIPELINE_STAGES], popped = 0;
     unsigned spins = 0;
     ll_tick t;
     for (;;) {
-        if (ll_spsc_pop_many_inline(k->q, &t, 1) == 0) {
+        if (!pop_tick(k->h, &t)) {
             /* acquire: pairs with the producer's release of done, so a pop
              * after seeing it finds every tick that was ever pushed. */
             if (!atomic_load_explicit(k->done, memory_order_acquire)) {
@@ -196,14 +226,17 @@ static void *consumer_main(void *arg)
                 ll_wait_once(c->consumer_wait, &spins);
                 continue;
             }
-            if (ll_spsc_pop_many_inline(k->q, &t, 1) == 0)
+            if (!pop_tick(k->h, &t))
                 break;
         }
         spins = 0;
-        ll_pipeline_sample s;
-        s.popped_ns = ll_now_ns();
+        /* With stage stamps (or held objects to release), one stamp at the
+         * pop; without, the only stamp is `done` below: a pop stamp would be
+         * a clock read on the measured path that no figure needs. */
+        if (pop_stamp)
+            popped = ll_stamp_after(clk);
         /* Objects whose time is up go back to the pool first. */
-        while (held_n > 0 && k->held[held_head].release_ns <= s.popped_ns) {
+        while (held_n > 0 && k->held[held_head].release <= popped) {
             ll_pool_free_inline(k->pool, k->held[held_head].f);
             held_head = (held_head + 1) % c->pool_blocks;
             held_n--;
@@ -217,43 +250,57 @@ static void *consumer_main(void *arg)
         f->seq = t.seq;
         f->bid = t.bid;
         f->ask = t.ask;
-        busy_ns(c->work_ns[0]);
-        if (stamps)
-            s.stage_end_ns[0] = ll_now_ns();
+        if (stamps) {
+            busy_ns(c->work_ns[0]);
+            end[0] = ll_stamp_after(clk);
+        }
         /* features */
         f->mid = 0.5 * (t.bid + t.ask);
         f->spread = t.ask - t.bid;
-        f->ret = prev_mid != 0.0 ? f->mid / prev_mid - 1.0 : 0.0;
+        f->ret = inv_prev_mid != 0.0 ? f->mid * inv_prev_mid - 1.0 : 0.0; /* a multiply: the divide is below */
         ema = ema == 0.0 ? f->mid : ema + 0.05 * (f->mid - ema);
         f->ema = ema;
-        prev_mid = f->mid;
-        busy_ns(c->work_ns[1]);
-        if (stamps)
-            s.stage_end_ns[1] = ll_now_ns();
+        if (stamps) {
+            busy_ns(c->work_ns[1]);
+            end[1] = ll_stamp_after(clk);
+        }
         /* risk: a position-limit style check on the features */
         checksum += fabs(f->ret) < 0.1 ? f->mid : 0.0;
-        busy_ns(c->work_ns[2]);
-        if (stamps)
-            s.stage_end_ns[2] = ll_now_ns();
+        if (stamps) {
+            busy_ns(c->work_ns[2]);
+            end[2] = ll_stamp_after(clk);
+        }
         /* encode */
         f->order_id = t.seq * 2654435761u;
-        busy_ns(c->work_ns[3]);
-        uint64_t done = ll_now_ns();
-        if (!stamps)
-            s.stage_end_ns[0] = s.stage_end_ns[1] = s.stage_end_ns[2] = done;
-        s.stage_end_ns[3] = done;
+        if (stamps)
+            busy_ns(c->work_ns[3]);
+        uint64_t done = ll_stamp_after(clk);
+        /* Everything below is bookkeeping after the tick's last stamp: the
+         * next tick's divisor too (a divide takes ~15 cycles; here nobody
+         * waits for it). */
+        inv_prev_mid = 1.0 / f->mid;
+        if (!stamps) {
+            end[0] = end[1] = end[2] = done;
+            if (!pop_stamp)
+                popped = done;
+        }
+        end[3] = done;
         if (c->hold_ns == 0) {
             ll_pool_free_inline(k->pool, f);
-        } else { /* in use until done + hold_ns; the ring cannot overflow: it has a slot per block */
-            k->held[(held_head + held_n++) % c->pool_blocks] = (struct held){f, done + c->hold_ns};
+        } else { /* in use until done + hold; the ring cannot overflow: it has a slot per block */
+            k->held[(held_head + held_n++) % c->pool_blocks] = (struct held){f, done + hold};
         }
         if (k->lat_intended)
-            ll_hist_record_n_inline(k->lat_intended, done - t.intended_ns, 1);
+            ll_hist_record_n_inline(k->lat_intended, ll_stamp_span_ns(clk, done - t.intended), 1);
         if (k->lat_sent)
-            ll_hist_record_n_inline(k->lat_sent, done - t.sent_ns, 1);
+            ll_hist_record_n_inline(k->lat_sent, ll_stamp_span_ns(clk, done - t.sent), 1);
+        ll_pipeline_sample s;
         s.seq = t.seq;
-        s.intended_ns = t.intended_ns;
-        s.sent_ns = t.sent_ns;
+        s.intended_ns = ll_stamp_ns(clk, t.intended);
+        s.sent_ns = ll_stamp_ns(clk, t.sent);
+        s.popped_ns = ll_stamp_ns(clk, popped);
+        for (int i = 0; i < LL_PIPELINE_STAGES; i++)
+            s.stage_end_ns[i] = ll_stamp_ns(clk, end[i]);
         keep_sample(k, &s);
         k->consumed++;
         k->t_end = done;
@@ -281,6 +328,9 @@ static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples
     if ((c->full_policy != LL_FULL_WAIT && c->full_policy != LL_FULL_DROP) || !valid_wait(c->producer_wait) ||
         !valid_wait(c->consumer_wait) || !valid_cpu(c->producer_cpu) || !valid_cpu(c->consumer_cpu))
         return LL_EINVAL;
+    if ((c->handoff != LL_HANDOFF_CURSORS && c->handoff != LL_HANDOFF_SLOTS) ||
+        (c->clock != LL_CLOCK_MONOTONIC && c->clock != LL_CLOCK_TSC))
+        return LL_EINVAL;
     if ((c->sample_mode != LL_SAMPLES_PREALLOCATED && c->sample_mode != LL_SAMPLES_GROWING) ||
         (c->sample_capacity > 0 && samples == NULL))
         return LL_EINVAL;
@@ -296,10 +346,14 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
     if (rc != LL_OK)
         return rc;
     memset(out, 0, sizeof *out);
-    ll_spsc *q = ll_spsc_create(cfg->capacity, sizeof(ll_tick), 0);
+    struct handoff h = {.slots = cfg->handoff == LL_HANDOFF_SLOTS};
+    int ring_ok = h.slots ? ll_slotring_init(&h.r, cfg->capacity) == 0
+                          : (h.q = ll_spsc_create(cfg->capacity, sizeof(ll_tick), 0)) != NULL;
     ll_pool *pool = ll_pool_create(sizeof(ll_features), cfg->pool_blocks, LL_POOL_CACHE_ALIGNED);
     struct held *held = cfg->hold_ns ? calloc(cfg->pool_blocks, sizeof *held) : NULL;
-    if (q == NULL || pool == NULL || (cfg->hold_ns && held == NULL)) {
+    struct ll_stamp clk;
+    ll_stamp_init(&clk, cfg->clock == LL_CLOCK_TSC);
+    if (!ring_ok || pool == NULL || (cfg->hold_ns && held == NULL)) {
         rc = LL_ENOMEM;
         goto cleanup;
     }
@@ -309,9 +363,10 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
 
     struct ll_duo duo = {0};
     atomic_int done = 0;
-    struct producer p = {.cfg = cfg, .q = q, .duo = &duo, .done = &done, .pinned = 1};
+    struct producer p = {.cfg = cfg, .clk = &clk, .h = &h, .duo = &duo, .done = &done, .pinned = 1};
     struct consumer k = {.cfg = cfg,
-                         .q = q,
+                         .clk = &clk,
+                         .h = &h,
                          .pool = pool,
                          .duo = &duo,
                          .done = &done,
@@ -343,7 +398,9 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
         out->producer_waits = p.waits;
         out->consumer_waits = k.waits;
         out->late_sends = p.late;
-        out->seconds = k.t_end > duo.t_start ? (double)(k.t_end - duo.t_start) / 1e9 : 0.0;
+        uint64_t t_end = ll_stamp_ns(&clk, k.t_end);
+        out->seconds = k.consumed && t_end > duo.t_start ? (double)(t_end - duo.t_start) / 1e9 : 0.0;
+        out->tsc = clk.tsc;
         out->feature_checksum = k.checksum;
         out->producer_pinned = p.pinned;
         out->consumer_pinned = k.pinned;
@@ -355,6 +412,9 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
 cleanup:
     free(held);
     ll_pool_destroy(pool);
-    ll_spsc_destroy(q);
+    if (h.slots)
+        ll_slotring_free(&h.r);
+    else
+        ll_spsc_destroy(h.q);
     return rc;
 }

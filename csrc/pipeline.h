@@ -35,6 +35,16 @@ enum ll_sample_mode {
     LL_SAMPLES_GROWING = 1       /* like std::vector::push_back: realloc x2 on the hot path */
 };
 
+enum ll_handoff {
+    LL_HANDOFF_CURSORS = 0, /* the SPSC ring of spsc.h: the consumer polls the producer's cursor */
+    LL_HANDOFF_SLOTS = 1    /* a sequence word in each slot: the consumer polls the slot itself */
+};
+
+enum ll_stamp_clock {
+    LL_CLOCK_MONOTONIC = 0, /* clock_gettime(CLOCK_MONOTONIC) for every stamp and the pacing */
+    LL_CLOCK_TSC = 1        /* the timestamp counter where invariant, else the monotonic clock */
+};
+
 #define LL_PIPELINE_STAGES 4 /* parse, features, risk, encode */
 
 typedef struct {
@@ -54,9 +64,14 @@ typedef struct {
     int sample_mode;                      /* enum ll_sample_mode */
     size_t sample_capacity;               /* raw samples kept (the caller's array length) */
     uint64_t work_ns[LL_PIPELINE_STAGES]; /* synthetic busy work per stage, ns (0: none) */
+    int handoff;                          /* enum ll_handoff */
+    int clock;                            /* enum ll_stamp_clock */
 } ll_pipeline_cfg;
 
-/* One processed tick, one cache line.  Times are CLOCK_MONOTONIC ns. */
+/* One processed tick, one cache line.  Times are CLOCK_MONOTONIC ns (with
+ * LL_CLOCK_TSC, counter stamps converted).  Without synthetic work (all
+ * work_ns 0) the consumer takes one stamp per tick, when it is done, and
+ * popped_ns and the stage ends all hold it. */
 typedef struct {
     uint64_t seq;                              /* 1, 2, 3 ... in production order */
     uint64_t intended_ns;                      /* when the schedule said to send it (closed loop: when it was made) */
@@ -80,6 +95,7 @@ typedef struct {
     double feature_checksum;   /* sum of computed mid prices (keeps the work honest) */
     int producer_pinned;       /* ll_pin_self status (0 = pinned), 1 = not asked */
     int consumer_pinned;
+    int tsc; /* 1 when the stamps came from the timestamp counter */
 } ll_pipeline_result;
 
 /* Runs the pipeline.  lat_intended / lat_sent: histograms (ns) of done minus

@@ -52,8 +52,64 @@ void ll_spsc_destroy(ll_spsc *q)
     free(q);
 }
 
-bool ll_spsc_try_push(ll_spsc *q, const void *record) { return ll_spsc_push_many_inline(q, record, 1) == 1; }
-bool ll_spsc_try_pop(ll_spsc *q, void *out) { return ll_spsc_pop_many_inline(q, out, 1) == 1; }
+/* One record.  The sizes callers use most get their own small leaf
+ * function with a copy of constant size (plain moves, no memcpy call
+ * dispatching on a run-time length, no stack frame); the exported call is
+ * one well-predicted switch on a field of the ring's read-only first line
+ * and a tail jump into one of them. */
+#define LL_SPSC_FIXED(size)                                                      \
+    __attribute__((noinline)) static bool push_##size(ll_spsc *q, const void *r) \
+    {                                                                            \
+        return ll_spsc__push1(q, r, size);                                       \
+    }                                                                            \
+    __attribute__((noinline)) static bool pop_##size(ll_spsc *q, void *o) { return ll_spsc__pop1(q, o, size); }
+LL_SPSC_FIXED(8)
+LL_SPSC_FIXED(16)
+LL_SPSC_FIXED(32)
+LL_SPSC_FIXED(64)
+#undef LL_SPSC_FIXED
+
+__attribute__((noinline)) static bool push_any(ll_spsc *q, const void *r)
+{
+    return ll_spsc__push1(q, r, q->record_size);
+}
+__attribute__((noinline)) static bool pop_any(ll_spsc *q, void *o) { return ll_spsc__pop1(q, o, q->record_size); }
+
+bool ll_spsc_try_push(ll_spsc *q, const void *record)
+{
+    switch (q->record_size) {
+    case 8:
+        return push_8(q, record);
+    case 16:
+        return push_16(q, record);
+    case 32:
+        return push_32(q, record);
+    case 64:
+        return push_64(q, record);
+    default:
+        return push_any(q, record);
+    }
+}
+
+bool ll_spsc_try_pop(ll_spsc *q, void *out)
+{
+    switch (q->record_size) {
+    case 8:
+        return pop_8(q, out);
+    case 16:
+        return pop_16(q, out);
+    case 32:
+        return pop_32(q, out);
+    case 64:
+        return pop_64(q, out);
+    default:
+        return pop_any(q, out);
+    }
+}
+
+/* record_size must be 8 (not checked here: the caller made the ring). */
+bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v) { return ll_spsc__push1(q, &v, sizeof v); }
+bool ll_spsc_try_pop_u64(ll_spsc *q, uint64_t *v) { return ll_spsc__pop1(q, v, sizeof *v); }
 size_t ll_spsc_push_many(ll_spsc *q, const void *records, size_t n) { return ll_spsc_push_many_inline(q, records, n); }
 size_t ll_spsc_pop_many(ll_spsc *q, void *out, size_t max) { return ll_spsc_pop_many_inline(q, out, max); }
 

@@ -32,8 +32,13 @@ bool ll_spsc_try_push(ll_spsc *q, const void *record);
 /* Copies up to n records in one go; returns how many fit (0..n). */
 size_t ll_spsc_push_many(ll_spsc *q, const void *records, size_t n);
 
+/* The same for a ring of 8-byte records (record_size 8, not checked: the
+ * caller made the ring), the value passed in a register. */
+bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v);
+
 /* Consumer side.  Copies one record out; false when the ring is empty. */
 bool ll_spsc_try_pop(ll_spsc *q, void *out);
+bool ll_spsc_try_pop_u64(ll_spsc *q, uint64_t *v);
 /* Copies up to max records out in one go; returns how many (0..max). */
 size_t ll_spsc_pop_many(ll_spsc *q, void *out, size_t max);
 

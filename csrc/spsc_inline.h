@@ -158,26 +158,34 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
 #define LL_SPSC_PUBLISH_ORDER memory_order_release
 #endif
 
-/* The common case, 8-byte records, without memcpy's size dispatch: what the
- * per-item throughput benchmark calls.  The orders are those above. */
-static inline bool ll_spsc_try_push_u64(ll_spsc *q, uint64_t v)
+/* One record of `size` bytes.  Called with a constant size (8, 64...) and
+ * inlined, the memcpy becomes a few plain moves instead of a call that
+ * dispatches on a run-time length: the exported API and the benchmark loops
+ * use it for the sizes they know.  The orders are those above. */
+static inline bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {
     uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
     if (ll_spsc__free_slots(q, tail, 1) == 0)
         return false;
-    memcpy(q->slots + (size_t)(tail & q->mask) * sizeof v, &v, sizeof v);
+    memcpy(q->slots + (size_t)(tail & q->mask) * size, rec, size);
     atomic_store_explicit(q->tail, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
     return true;
 }
 
-static inline bool ll_spsc_try_pop_u64(ll_spsc *q, uint64_t *v)
+static inline bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
     uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
     if (ll_spsc__used_slots(q, head, 1) == 0)
         return false;
-    memcpy(v, q->slots + (size_t)(head & q->mask) * sizeof *v, sizeof *v);
+    memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
     atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */
     return true;
 }
+
+/* The common case, 8-byte records, inlined into the caller: what the core's
+ * own loops (the per-item benchmark, the demos) call.  The exported
+ * ll_spsc_try_push_u64 / ll_spsc_try_pop_u64 are these, behind a call. */
+static inline bool ll_spsc_push_u64_inline(ll_spsc *q, uint64_t v) { return ll_spsc__push1(q, &v, sizeof v); }
+static inline bool ll_spsc_pop_u64_inline(ll_spsc *q, uint64_t *v) { return ll_spsc__pop1(q, v, sizeof *v); }
 
 #endif

@@ -30,6 +30,7 @@ PUBLIC_HEADERS = [
     "bench/bench_alloc.h",
     "bench/bench_spsc.h",
     "bench/bench_taxes.h",
+    "bench/bench_floor.h",
     "pipeline.h",
     "stop.h",
 ]
@@ -45,6 +46,7 @@ SOURCES = [
     "bench/bench_alloc.c",
     "bench/bench_spsc.c",
     "bench/bench_taxes.c",
+    "bench/bench_floor.c",
     "pipeline.c",
     "stop.c",
 ]

@@ -69,6 +69,10 @@ def check_sample_layout(dtype: np.dtype = SAMPLE_DTYPE, ctype: str = "ll_pipelin
         raise RuntimeError(f"{where}: {len(np_fields)} fields in numpy, {len(c_fields)} in C")
 
 
+# The hand-offs and stamp clocks of ll_pipeline_cfg, values from the compiled core.
+HANDOFFS = {"cursors": int(lib.LL_HANDOFF_CURSORS), "slots": int(lib.LL_HANDOFF_SLOTS)}
+CLOCKS = {"monotonic": int(lib.LL_CLOCK_MONOTONIC), "tsc": int(lib.LL_CLOCK_TSC)}
+
 check_sample_layout()
 
 
@@ -84,7 +88,12 @@ class PipelineConfig:
     - ``cpus``: (producer, consumer) CPUs, or None for no pinning;
     - ``samples``: "preallocated" or "growing" (realloc x2 on the hot path);
     - ``pool_blocks`` feature objects, each held ``hold_ns`` after use;
-    - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode).
+    - ``work_ns``: synthetic busy work per stage (parse, features, risk, encode);
+    - ``handoff``: "slots" (a sequence word in each slot: the consumer polls
+      the slot it reads, one cache-line transfer per tick) or "cursors" (the
+      SPSC ring of chapter 03: the producer's cursor, then the slot);
+    - ``clock``: "tsc" (the timestamp counter where invariant, else the
+      monotonic clock) or "monotonic" (clock_gettime for every stamp).
 
     A run may last at most :data:`MAX_RUN_S` seconds by its schedule
     (ticks / rate) and by its busy work (ticks x sum(work_ns)).
@@ -103,6 +112,8 @@ class PipelineConfig:
     samples: str = "preallocated"
     sample_capacity: int | None = None  # None: one per tick
     work_ns: tuple[int, int, int, int] = (0, 0, 0, 0)
+    handoff: str = "slots"
+    clock: str = "tsc"
 
     def validate(self) -> PipelineConfig:
         """Checks every field; returns self.  Raises ValueError/TypeError
@@ -134,6 +145,8 @@ class PipelineConfig:
         int_arg(self.pool_blocks, "pool_blocks", minimum=1, maximum=1 << 26)
         int_arg(self.hold_ns, "hold_ns", minimum=0, maximum=HOUR_NS)
         _choice(self.samples, "samples", ("preallocated", "growing"))
+        _choice(self.handoff, "handoff", tuple(HANDOFFS))
+        _choice(self.clock, "clock", tuple(CLOCKS))
         if self.sample_capacity is not None:
             int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=50_000_000)
         if not isinstance(self.work_ns, (tuple, list)):
@@ -162,7 +175,10 @@ class PipelineConfig:
             if self.producer_wait == self.consumer_wait
             else f"{self.producer_wait}/{self.consumer_wait}"
         )
-        return f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}"
+        return (
+            f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}, "
+            f"{self.handoff} hand-off, {self.clock} stamps"
+        )
 
 
 def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> None:
@@ -186,6 +202,8 @@ def seed_config(ticks: int = 200_000) -> PipelineConfig:
         cpus=None,
         capacity=SOURCE_CAPACITY,
         samples="preallocated",
+        handoff="cursors",  # its ring keeps a cursor per side, like chapter 03's
+        clock="monotonic",  # std::chrono::steady_clock
     ).validate()
 
 
@@ -223,6 +241,7 @@ class PipelineResult:
     sent: Histogram = field(repr=False)
     samples: np.ndarray = field(repr=False)
     interrupted: bool = False  # Ctrl-C ended the run early: every count covers the ticks made before it
+    tsc: bool = False  # the stamps came from the timestamp counter
 
     @property
     def lost(self) -> int:
@@ -311,6 +330,8 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
             "sample_mode": lib.LL_SAMPLES_GROWING if cfg.samples == "growing" else lib.LL_SAMPLES_PREALLOCATED,
             "sample_capacity": cfg.kept,
             "work_ns": list(cfg.work_ns),
+            "handoff": HANDOFFS[cfg.handoff],
+            "clock": CLOCKS[cfg.clock],
             **waits,
         },
     )
@@ -357,18 +378,82 @@ def _result(
         sent,
         samples[: int(out.samples)],
         interrupted,
+        bool(out.tsc),
+    )
+
+
+@dataclass
+class FloorResult:
+    """The floor under one pipeline config: ``latency`` (ns from each tick's
+    due time to the consumer seeing it, a :class:`Histogram`), ``seen`` ticks
+    seen, ``missed`` ticks overwritten before the consumer looked."""
+
+    config: PipelineConfig
+    seen: int
+    missed: int
+    seconds: float
+    pinned: bool
+    latency: Histogram = field(repr=False)
+
+    @property
+    def p50(self) -> float:
+        """The floor's P50, ns."""
+        return float(self.latency.percentile(50))
+
+
+def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
+    """The pipeline's floor for ``config`` (default :func:`best_config`,
+    updated by ``changes``): the same schedule, clock, pinning and waiting,
+    but the tick is only its due time, published in one word of one cache
+    line; nothing is copied, pooled or computed.  Open loop only (a floor
+    needs a schedule).  Ctrl-C stops it (:class:`Interrupted`)."""
+    if config is not None and not isinstance(config, PipelineConfig):
+        raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
+    cfg = replace(config or best_config(), **changes).validate()
+    if cfg.producer != "open":
+        raise ValueError("floor() needs an open-loop config (producer='open'): the floor is measured on a schedule")
+    if cfg.producer_wait != cfg.consumer_wait:
+        raise ValueError(f"floor() uses one wait for both sides; got {cfg.producer_wait!r} and {cfg.consumer_wait!r}")
+    c = ffi.new(
+        "ll_floor_cfg *",
+        {
+            "ticks": cfg.ticks,
+            "rate_per_s": float(cfg.rate),
+            "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
+            "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
+            "wait": WAITS[cfg.producer_wait],
+            "clock": CLOCKS[cfg.clock],
+        },
+    )
+    lat = Histogram(1, HOUR_NS, 3)
+    out = ffi.new("ll_floor_result *")
+    with stoppable(), quiet_blas():
+        rc = check_status(lib.ll_bench_pipeline_floor(c, lat._h, out), "pipeline floor")
+        if rc == lib.LL_STOPPED:
+            raise Interrupted(f"floor run stopped after {int(out.seen):,} ticks")
+    return FloorResult(
+        cfg,
+        int(out.seen),
+        int(out.missed),
+        float(out.seconds),
+        out.producer_pinned == 0 and out.consumer_pinned == 0,
+        lat,
     )
 
 
 __all__ = [
+    "CLOCKS",
+    "HANDOFFS",
     "MAX_RUN_S",
     "SAMPLE_DTYPE",
     "STAGES",
     "WAITS",
+    "FloorResult",
     "PipelineConfig",
     "PipelineResult",
     "best_config",
     "check_sample_layout",
+    "floor",
     "run",
     "seed_config",
 ]

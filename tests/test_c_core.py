@@ -51,7 +51,7 @@ def test_relaxed_publish_is_reported_by_thread_sanitizer() -> None:
     assert plain.returncode == 0 and "relaxed publish: 100000 records" in plain.stdout
     tsan = relaxed_publish_demo(sanitize=True, items=100_000)
     assert "WARNING: ThreadSanitizer: data race" in tsan.stderr
-    assert "ll_spsc_try_pop_u64" in tsan.stderr and "ll_spsc_try_push_u64" in tsan.stderr
+    assert "ll_spsc__pop1" in tsan.stderr and "ll_spsc__push1" in tsan.stderr
 
 
 @pytest.mark.parametrize("sanitizer", ["thread", "address"])

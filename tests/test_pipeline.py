@@ -3,6 +3,8 @@ clear errors, and the results feed the budget API.  No fixed times."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,39 @@ def test_best_and_seed_configs_run_and_account_for_every_tick() -> None:
         assert r.dropped_full == r.dropped_pool == 0 and r.consumed == 20_000
         assert r.seconds > 0
     seed = pl.run(pl.seed_config(**SMALL))
-    assert seed.sample_reallocs > 5  # grown on the hot path, 16 -> 32 -> ... -> 32768
+    assert seed.sample_reallocs == 0  # the source reserves its vector
+    assert seed.config.capacity == 8192 and seed.config.producer == "closed" and seed.config.cpus is None
+    grown = pl.run(seed.config, samples="growing")  # the counterfactual
+    _accounted(grown)
+    assert grown.sample_reallocs > 5  # grown on the hot path, 16 -> 32 -> ... -> 32768
+
+
+@pytest.mark.parametrize("handoff", ["cursors", "slots"])
+@pytest.mark.parametrize("clock", ["monotonic", "tsc"])
+def test_every_handoff_and_clock_accounts_for_every_tick(handoff: str, clock: str) -> None:
+    for cfg in (
+        pl.best_config(**SMALL),
+        pl.seed_config(**SMALL),
+        dataclasses.replace(pl.best_config(**SMALL), capacity=8, when_full="drop", rate=2_000_000.0),
+    ):
+        r = pl.run(cfg, handoff=handoff, clock=clock)
+        _accounted(r)
+        assert r.config.handoff == handoff and r.config.clock == clock
+        s = r.samples
+        assert np.all(s["popped_ns"] >= s["sent_ns"]) and np.all(s["stage_end_ns"][:, 3] >= s["popped_ns"])
+
+
+def test_floor_runs_on_the_same_schedule_and_is_below_the_pipeline_same_run() -> None:
+    from lowlat.interleave import interleave, median
+
+    cfg = pl.best_config(ticks=20_000)
+    f = pl.floor(cfg)
+    assert f.seen + f.missed == 20_000 and f.seen > 0 and f.latency.count == f.seen
+    with pytest.raises(ValueError, match="open-loop"):
+        pl.floor(pl.seed_config(**SMALL))
+    r = interleave({"floor": lambda: pl.floor(cfg).p50, "pipe": lambda: float(pl.run(cfg).intended.percentile(50))}, 5)
+    # generous: the floor does strictly less work on the same schedule
+    assert median(r["floor"]) <= 2 * median(r["pipe"])
 
 
 def test_open_loop_latency_from_intended_is_at_least_from_sent() -> None:

@@ -24,6 +24,21 @@
 enum { POLL_ITEMS = 4096, POLL_WAITS = 64 };
 #define LL_STOP_POLL(count, every) ((count) % (every) == 0 && ll_stop_requested())
 
+/* One record through the inlined hot path (api = 0) or the exported API
+ * (api = 1: ll_spsc_try_push_u64 / try_pop_u64, a call into spsc.c, what a
+ * user of the library pays).  Always
+ * inlined with a constant api, so each loop below exists twice, without a
+ * per-record branch on it. */
+static inline __attribute__((always_inline)) bool push_item(ll_spsc *q, uint64_t v, int api)
+{
+    return api ? ll_spsc_try_push_u64(q, v) : ll_spsc_push_u64_inline(q, v);
+}
+
+static inline __attribute__((always_inline)) bool pop_item(ll_spsc *q, uint64_t *v, int api)
+{
+    return api ? ll_spsc_try_pop_u64(q, v) : ll_spsc_pop_u64_inline(q, v);
+}
+
 /* ---- SPSC throughput --------------------------------------------------------- */
 
 struct spsc_side {
@@ -42,6 +57,58 @@ struct spsc_side {
     uint64_t rtt_total_ns;
 };
 
+/* The per-record producer: 1..items in order; false when stopped. */
+static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side *s, uint64_t *waits_out, int api)
+{
+    const ll_spsc_bench_cfg *c = s->cfg;
+    uint64_t waits = 0;
+    bool ok = true;
+    for (uint64_t i = 1; i <= c->items && ok; i++) {
+        unsigned spins = 0;
+        if (LL_STOP_POLL(i, POLL_ITEMS)) {
+            ok = false;
+            break;
+        }
+        while (!push_item(s->q, i, api)) {
+            waits++;
+            ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                ok = false;
+                break;
+            }
+        }
+    }
+    *waits_out = waits;
+    return ok;
+}
+
+/* The per-record consumer: checks each record arrives once, in order;
+ * returns the next expected value; *stopped set when stopped. */
+static inline __attribute__((always_inline)) uint64_t tp_pop_items(struct spsc_side *s, uint64_t *waits_out,
+                                                                   uint64_t *errors_out, int api)
+{
+    const ll_spsc_bench_cfg *c = s->cfg;
+    uint64_t waits = 0, errors = 0, expect = 1;
+    for (uint64_t i = 1; i <= c->items; i++) {
+        uint64_t v;
+        unsigned spins = 0;
+        while (!pop_item(s->q, &v, api)) {
+            waits++;
+            ll_wait_once(c->wait, &spins);
+            if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                s->stopped = 1;
+                goto end;
+            }
+        }
+        errors += v != i;
+        expect = i + 1;
+    }
+end:
+    *waits_out = waits;
+    *errors_out = errors;
+    return expect;
+}
+
 static void *tp_producer(void *arg)
 {
     struct spsc_side *s = arg;
@@ -52,17 +119,8 @@ static void *tp_producer(void *arg)
     uint64_t waits = 0;
     unsigned spins = 0;
     if (c->batch == 0) {
-        for (uint64_t i = 1; i <= c->items; i++) {
-            spins = 0;
-            if (LL_STOP_POLL(i, POLL_ITEMS))
-                goto stopped;
-            while (!ll_spsc_try_push_u64(s->q, i)) {
-                waits++;
-                ll_wait_once(c->wait, &spins);
-                if (LL_STOP_POLL(waits, POLL_WAITS))
-                    goto stopped;
-            }
-        }
+        if (!(c->api ? tp_push_items(s, &waits, 1) : tp_push_items(s, &waits, 0)))
+            goto stopped;
     } else {
         uint64_t next = 1;
         while (next <= c->items) {
@@ -104,20 +162,7 @@ static void *tp_consumer(void *arg)
     uint64_t waits = 0, errors = 0, expect = 1;
     unsigned spins = 0;
     if (c->batch == 0) {
-        for (uint64_t i = 1; i <= c->items; i++) {
-            uint64_t v;
-            spins = 0;
-            while (!ll_spsc_try_pop_u64(s->q, &v)) {
-                waits++;
-                ll_wait_once(c->wait, &spins);
-                if (LL_STOP_POLL(waits, POLL_WAITS)) {
-                    s->stopped = 1;
-                    goto end;
-                }
-            }
-            errors += v != i;
-            expect = i + 1;
-        }
+        expect = c->api ? tp_pop_items(s, &waits, &errors, 1) : tp_pop_items(s, &waits, &errors, 0);
     } else {
         while (expect <= c->items) {
             size_t m = ll_spsc_pop_many_inline(s->q, s->buf, c->batch);
@@ -136,7 +181,6 @@ static void *tp_consumer(void *arg)
             expect += m;
         }
     }
-end:
     s->moved = expect - 1;
     s->t_end = ll_now_ns();
     s->waits = waits;
@@ -210,7 +254,7 @@ static void *rtt_pinger(void *arg)
             break;
         uint64_t a = tpn > 0.0 ? ll_tsc_now() : ll_now_ns();
         unsigned spins = 0;
-        while (!ll_spsc_try_push_u64(s->q, i)) {
+        while (!push_item(s->q, i, c->api)) {
             waits++;
             ll_wait_once(c->wait, &spins);
             if (LL_STOP_POLL(waits, POLL_WAITS))
@@ -218,7 +262,7 @@ static void *rtt_pinger(void *arg)
         }
         uint64_t v;
         spins = 0;
-        while (!ll_spsc_try_pop_u64(s->back, &v)) {
+        while (!pop_item(s->back, &v, c->api)) {
             waits++;
             ll_wait_once(c->wait, &spins);
             if (LL_STOP_POLL(waits, POLL_WAITS))
@@ -249,7 +293,7 @@ static void *rtt_ponger(void *arg)
     for (uint64_t i = 1; i <= c->items; i++) {
         uint64_t v;
         unsigned spins = 0;
-        while (!ll_spsc_try_pop_u64(s->back, &v)) {
+        while (!pop_item(s->back, &v, c->api)) {
             waits++;
             ll_wait_once(c->wait, &spins);
             if (LL_STOP_POLL(waits, POLL_WAITS)) {
@@ -258,7 +302,7 @@ static void *rtt_ponger(void *arg)
             }
         }
         spins = 0;
-        while (!ll_spsc_try_push_u64(s->q, v)) {
+        while (!push_item(s->q, v, c->api)) {
             waits++;
             ll_wait_once(c->wait, &spins);
             if (LL_STOP_POLL(waits, POLL_WAITS)) {
@@ -321,8 +365,9 @@ struct c2c {
     alignas(LL_FALSE_SHARING_RANGE) uint64_t round_trips;
     int cpu_a, cpu_b, wait;
     struct ll_duo duo;
-    uint64_t t_end;
     uint64_t done; /* round trips completed (fewer than asked after a stop) */
+    ll_hist *rt;   /* each round trip, in counter ticks (ns without a TSC) */
+    bool tsc;      /* stamps from the timestamp counter */
 };
 
 static void *c2c_a(void *arg)
@@ -333,6 +378,10 @@ static void *c2c_a(void *arg)
         return NULL;
     unsigned spins = 0;
     uint64_t i;
+    /* Each round trip is the time between two consecutive stamps, one taken
+     * as each answer is seen: one clock read per round trip, off the line's
+     * critical path, and a preemption spoils one round trip, not the mean. */
+    uint64_t prev = c->tsc ? ll_tsc_now() : ll_now_ns();
     for (i = 0; i < c->round_trips; i++) {
         if (LL_STOP_POLL(i + 1, POLL_ITEMS))
             break;
@@ -344,10 +393,12 @@ static void *c2c_a(void *arg)
             if (LL_STOP_POLL(polls, POLL_WAITS))
                 goto end;
         }
+        uint64_t now = c->tsc ? ll_tsc_now() : ll_now_ns();
+        ll_hist_record_n_inline(c->rt, now - prev, 1);
+        prev = now;
     }
 end:
     c->done = i;
-    c->t_end = ll_now_ns();
     return NULL;
 }
 
@@ -383,9 +434,19 @@ double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
     c->cpu_a = cpu_a;
     c->cpu_b = cpu_b;
     c->wait = wait;
+    double tpn = ll_tsc_ticks_per_ns();
+    c->tsc = tpn > 0.0;
+    c->rt = ll_hist_create(1, 1000000000000ULL, 3); /* up to 1e12 ticks, 0.1% steps */
+    if (!c->rt) {
+        free(c);
+        return LL_ENOMEM;
+    }
     int rc = ll_run_pair(c2c_a, c, c2c_b, c, &c->duo);
-    /* After a stop: the mean over the round trips done (0 when none was). */
-    double r = rc != LL_OK ? rc : c->done ? (double)(c->t_end - c->duo.t_start) / (2.0 * (double)c->done) : 0.0;
+    /* Half the median round trip, in ns; after a stop, over the round trips
+     * done (0 when none was). */
+    double med = (double)ll_hist_value_at_percentile(c->rt, 50.0);
+    double r = rc != LL_OK ? rc : c->done ? med / (c->tsc ? tpn : 1.0) / 2.0 : 0.0;
+    ll_hist_destroy(c->rt);
     free(c);
     return r;
 }

@@ -19,6 +19,8 @@ typedef struct {
     int consumer_cpu;
     int wait;     /* enum ll_wait_policy */
     size_t batch; /* 0: per-record calls; n: push_many/pop_many of n */
+    int api;      /* per-record calls: 0 the inlined u64 path, 1 the exported
+                   * ll_spsc_try_push_u64/try_pop_u64 (a call, as a library user makes) */
 } ll_spsc_bench_cfg;
 
 typedef struct {
@@ -40,8 +42,9 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
 int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_bench_result *out);
 
 /* ---- core-to-core: one cache line bounced between two threads -------------
- * Returns the mean one-way latency (half a round trip) over `round_trips`,
- * or a negative status. */
+ * Returns the one-way latency, half the median round trip over
+ * `round_trips` (each timed on its own, so a preempted round trip does not
+ * move it), in ns, or a negative status. */
 double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait);
 
 #endif

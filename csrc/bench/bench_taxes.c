@@ -181,7 +181,7 @@ double ll_bench_chase(size_t bytes, uint64_t steps, uint64_t seed)
 
 /* ---- histogram record ------------------------------------------------------- */
 
-double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed)
+double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed, int exported)
 {
     if (!h || n == 0)
         return LL_EINVAL;
@@ -199,8 +199,12 @@ double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed)
     /* In chunks of POLL records, the stop polled between them. */
     for (i = 0; i < n && !ll_stop_requested();) {
         uint64_t end = n - i < POLL ? n : i + POLL;
-        for (; i < end; i++)
-            ll_hist_record_n_inline(h, values[i & (N_VALUES - 1)], 1);
+        if (exported)
+            for (; i < end; i++)
+                ll_hist_record(h, values[i & (N_VALUES - 1)]);
+        else
+            for (; i < end; i++)
+                ll_hist_record_n_inline(h, values[i & (N_VALUES - 1)], 1);
     }
     uint64_t t1 = ll_now_ns();
     return per_iteration(t0, t1, i);

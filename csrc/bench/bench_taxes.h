@@ -21,8 +21,10 @@ double ll_bench_syscall(uint64_t iterations);
  * DRAM (and miss the TLB).  Negative status on bad arguments / no memory. */
 double ll_bench_chase(size_t bytes, uint64_t steps, uint64_t seed);
 
-/* Cost of ll_hist_record: `n` pre-generated lognormal-ish values recorded
- * into h, ns per record. */
-double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed);
+/* Cost of one record: `n` pre-generated values spread over 4 decades
+ * recorded into h, ns per record.  exported = 1: through the exported
+ * ll_hist_record (a call into hist.c, as any user of the library pays);
+ * 0: the inlined record the core's own loops use. */
+double ll_bench_hist_record(ll_hist *h, uint64_t n, uint64_t seed, int exported);
 
 #endif

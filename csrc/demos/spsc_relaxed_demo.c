@@ -21,7 +21,7 @@ static void *producer(void *arg)
 {
     ll_spsc *q = arg;
     for (uint64_t i = 1; i <= items; i++)
-        while (!ll_spsc_try_push_u64(q, i))
+        while (!ll_spsc_push_u64_inline(q, i))
             sched_yield();
     return NULL;
 }
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     pthread_create(&t, NULL, producer, q);
     uint64_t wrong = 0, v;
     for (uint64_t i = 1; i <= items; i++) {
-        while (!ll_spsc_try_pop_u64(q, &v))
+        while (!ll_spsc_pop_u64_inline(q, &v))
             sched_yield();
         wrong += v != i;
     }

@@ -144,13 +144,28 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     )
 
     def round_trip() -> dict[str, float]:
-        rtt = _checked(lambda: spsc_rtt(1024, 20_000 if quick else 100_000, wait=wait))().rtt
-        assert rtt is not None  # spsc_rtt always fills it
-        c2c.append(_checked(lambda: c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))())
-        out: dict[str, float] = dict(spsc_rtt_ns=rtt.percentile(50), spsc_rtt_p99_ns=rtt.percentile(99))
+        n = 20_000 if quick else 100_000
+        rtt = interleave(
+            {
+                "inline": _checked(lambda: _rtt_p50(spsc_rtt(1024, n, wait=wait))),
+                "api": _checked(lambda: _rtt_p50(spsc_rtt(1024, n, wait=wait, api=True))),
+            },
+            reps,
+            between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
+        )
+        last = spsc_rtt(1024, n, wait=wait).rtt
+        assert last is not None  # spsc_rtt always fills it
+        out: dict[str, float] = dict(
+            spsc_rtt_ns=median(rtt["inline"]), spsc_rtt_p99_ns=last.percentile(99), spsc_api_rtt_ns=median(rtt["api"])
+        )
         good = _finite(c2c)
         if good:  # none on one usable CPU: the keys are left out, not filled with a time slice
-            out.update(c2c_one_way_ns=median(good), c2c_one_way_min_ns=min(good), c2c_one_way_max_ns=max(good))
+            out.update(
+                spsc_rtt_c2c_ns=median(_finite(c2c[-reps:])) if _finite(c2c[-reps:]) else median(good),
+                c2c_one_way_ns=median(good),
+                c2c_one_way_min_ns=min(good),
+                c2c_one_way_max_ns=max(good),
+            )
         return out
 
     step(5, "SPSC round trip", round_trip)
@@ -177,7 +192,16 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
     def hist() -> dict[str, float]:
         n = 2_000_000 if quick else 10_000_000
-        return {"hist_record_ns": median(_checked(lambda: hist_record_ns(n))() for _ in range(reps))}
+        h = medians(
+            interleave(
+                {
+                    "hist_record_ns": _checked(lambda: hist_record_ns(n)),
+                    "hist_record_inline_ns": _checked(lambda: hist_record_ns(n, exported=False)),
+                },
+                reps,
+            )
+        )
+        return h
 
     step(7, "histogram record", hist)
 
@@ -203,12 +227,14 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         )
 
     step(9, "page faults", faults)
-    step(10, "training: batching, calls into C, prefetching", lambda: _training(quick, reps))
+    # The pipeline runs before the training step: numpy's matrix products
+    # start a BLAS thread pool, and nothing pinned should run after that.
     step(
-        11,
-        f"pipeline: the source's settings vs the best, interleaved x{1 if quick else 3}",
+        10,
+        f"pipeline: the source's settings, the best, and its floor, interleaved x{3 if quick else 5}",
         lambda: _pipeline(quick, wait),
     )
+    step(11, "training: batching, calls into C, prefetching", lambda: _training(quick, reps))
     r.update(
         cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick)
     )
@@ -224,7 +250,9 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         "unpadded": {"padded": False},
         "uncached": {"cached": False},
         "batch": {"batch": 256},
+        "api": {"api": True},
     }
+    first = len(c2c)
 
     def ring(name: str, kw: dict) -> Callable[[], float]:
         def run() -> float:
@@ -240,14 +268,20 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         reps,
         between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
     )
-    return {
+    out: dict[str, float] = {
         "spsc_items_per_s": median(tp["best"]),
+        "spsc_api_items_per_s": median(tp["api"]),
+        "spsc_api_vs_inline": median(ratios(tp["api"], tp["best"])),
         "spsc_unpadded_items_per_s": median(tp["unpadded"]),
         "spsc_uncached_items_per_s": median(tp["uncached"]),
         "spsc_c_batch_items_per_s": median(tp["batch"]),
         "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
         "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
     }
+    mine = _finite(c2c[first:])
+    if mine:  # the regime these rounds ran in
+        out.update(spsc_c2c_ns=median(mine), spsc_c2c_min_ns=min(mine), spsc_c2c_max_ns=max(mine))
+    return out
 
 
 def _training(quick: bool, reps: int) -> dict[str, float]:
@@ -277,7 +311,7 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
     the core-to-core floor sampled before each round."""
     from lowlat import pipeline
 
-    ticks = 50_000 if quick else 200_000
+    ticks = 20_000 if quick else 100_000
     c2c: list[float] = []
 
     def run(name: str, cfg: pipeline.PipelineConfig) -> Callable[[], dict[str, float]]:
@@ -289,12 +323,18 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
 
         return go
 
+    best = pipeline.best_config(ticks)
+
+    def floor() -> dict[str, float]:
+        return {"p50": pipeline.floor(best).p50}
+
     runs = interleave(
         {
-            "best": _checked(run("best", pipeline.best_config(ticks))),
+            "best": _checked(run("best", best)),
+            "floor": _checked(floor),
             "seed": _checked(run("seed", pipeline.seed_config(ticks))),
         },
-        1 if quick else 3,
+        3 if quick else 5,
         between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait))),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
@@ -306,11 +346,18 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
         "pipeline_seed_p50_ns": med["seed"]["p50"],
         "pipeline_seed_p99_ns": med["seed"]["p99"],
         "pipeline_seed_max_ns": med["seed"]["max"],
+        "pipeline_floor_p50_ns": med["floor"]["p50"],
+        "pipeline_p50_over_floor": median(ratios([x["p50"] for x in runs["best"]], [x["p50"] for x in runs["floor"]])),
     }
     good = _finite(c2c)
     if good:  # no core-to-core floor on one usable CPU
         out.update(pipeline_c2c_ns=median(good), pipeline_p50_over_c2c=med["best"]["p50"] / median(good))
     return out
+
+
+def _rtt_p50(run: Any) -> float:
+    """A round-trip run's P50 (ns)."""
+    return float(run.rtt.percentile(50))
 
 
 def _finite(xs: list[float]) -> list[float]:

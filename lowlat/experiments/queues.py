@@ -65,6 +65,7 @@ def _spsc_cfg(
     wait: str | None,
     batch: int,
     cpus: tuple[int, int] | None = None,
+    api: bool = False,
 ):
     if cpus is not None:
         n = cpu_count()
@@ -83,6 +84,7 @@ def _spsc_cfg(
             "consumer_cpu": cons,
             "wait": wait_code(wait or default_wait()),
             "batch": int_arg(batch, "batch", minimum=0),
+            "api": int(bool(api)),
         },
     )
 
@@ -97,22 +99,27 @@ def spsc_throughput(
     wait: str | None = None,
     batch: int = 0,
     cpus: tuple[int, int] | None = None,
+    api: bool = False,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
-    checks order.  batch=0: one try_push/try_pop per record; batch=n:
-    push_many/pop_many of n.  ``cpus=(p, c)`` pins producer and consumer to
-    those CPUs (-1: unpinned; the same CPU twice puts both on one core) and
-    overrides ``pin``."""
-    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus)
+    checks order.  batch=0: one try_push/try_pop per record (``api``: the
+    exported ``ll_spsc_try_push/try_pop``, a call per record as a library
+    user makes; else the inlined path); batch=n: push_many/pop_many of n.
+    ``cpus=(p, c)`` pins producer and consumer to those CPUs (-1: unpinned;
+    the same CPU twice puts both on one core) and overrides ``pin``."""
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
         check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
     return SpscRun.from_result(int(cfg.items), out)
 
 
-def spsc_rtt(capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = True, wait: str | None = None) -> SpscRun:
-    """Ping-pong over two rings; every round trip timed into ``rtt``."""
-    cfg = _spsc_cfg(capacity, round_trips, True, True, pin, wait, 0)
+def spsc_rtt(
+    capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = True, wait: str | None = None, api: bool = False
+) -> SpscRun:
+    """Ping-pong over two rings; every round trip timed into ``rtt``
+    (``api``: through the exported calls, else the inlined path)."""
+    cfg = _spsc_cfg(capacity, round_trips, True, True, pin, wait, 0, api=api)
     h = Histogram(1, 10**10, 3)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():

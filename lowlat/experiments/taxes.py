@@ -32,10 +32,12 @@ def chase_ns(nbytes: int, steps: int = 2_000_000, seed: int = 3) -> float:
     return ns(lib.ll_bench_chase(nbytes, int_arg(steps, "steps", minimum=1), seed), "pointer-chase benchmark")
 
 
-def hist_record_ns(n: int = 10_000_000) -> float:
-    """ns per ``ll_hist_record`` in a C loop (values spread over 4 decades)."""
+def hist_record_ns(n: int = 10_000_000, *, exported: bool = True) -> float:
+    """ns per record in a C loop (values spread over 4 decades): through the
+    exported ``ll_hist_record`` (a function call, as a library user pays),
+    or, ``exported=False``, the inlined record the core's own loops use."""
     h = Histogram()
-    return ns(lib.ll_bench_hist_record(h._h, int_arg(n, "n", minimum=1), 5), "histogram benchmark")
+    return ns(lib.ll_bench_hist_record(h._h, int_arg(n, "n", minimum=1), 5, int(exported)), "histogram benchmark")
 
 
 __all__ = ["chase_ns", "hist_record_ns", "mutex_ns", "syscall_ns"]

@@ -77,8 +77,30 @@ int main(int argc, char **argv)
         .sample_mode = LL_SAMPLES_PREALLOCATED,
         .sample_capacity = ticks,
         .work_ns = {0, 0, 0, 0},
+        .handoff = LL_HANDOFF_SLOTS,
+        .clock = LL_CLOCK_TSC,
     };
     ll_pipeline_cfg c;
+
+    /* Both hand-offs and both clocks on the busiest shapes: full ring, drops, wrap. */
+    const char *names[2][2] = {{"cursors, monotonic", "cursors, tsc"}, {"slots, monotonic", "slots, tsc"}};
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 2; k++) {
+            char what[80];
+            c = base;
+            c.handoff = h ? LL_HANDOFF_SLOTS : LL_HANDOFF_CURSORS;
+            c.clock = k ? LL_CLOCK_TSC : LL_CLOCK_MONOTONIC;
+            c.ticks = ticks / 4;
+            c.sample_capacity = c.ticks;
+            snprintf(what, sizeof what, "closed, wait, %s", names[h][k]);
+            run(what, c);
+            c.producer_mode = LL_PRODUCER_OPEN;
+            c.rate_per_s = 2e6;
+            c.full_policy = LL_FULL_DROP;
+            c.capacity = 8;
+            snprintf(what, sizeof what, "open 2M/s, drop, ring of 8, %s", names[h][k]);
+            run(what, c);
+        }
 
     run("closed, wait, spin_yield", base);
     c = base;
@@ -116,6 +138,14 @@ int main(int argc, char **argv)
     bad.rate_per_s = 0;
     if (ll_pipeline_run(&bad, NULL, NULL, NULL, &r) != LL_EINVAL)
         fail("zero rate", "accepted");
+    bad = base;
+    bad.handoff = 7;
+    if (ll_pipeline_run(&bad, NULL, NULL, NULL, &r) != LL_EINVAL)
+        fail("bad handoff", "accepted");
+    bad = base;
+    bad.clock = -1;
+    if (ll_pipeline_run(&bad, NULL, NULL, NULL, &r) != LL_EINVAL)
+        fail("bad clock", "accepted");
 
     printf("%s: %lu errors\n", errors ? "FAIL" : "OK", errors); /* OK only when there are none */
     return errors ? 1 : 0;

@@ -153,7 +153,8 @@ static void bench_checks(void)
     CHECK(ll_bench_page_faults(64, &pf) == LL_OK && pf.pages == 64);
     CHECK(ll_bench_syscall(100) > 0);
     CHECK(ll_bench_mutex(1000, 0, -1, -1) > 0);
-    CHECK(ll_bench_hist_record(h, 10000, 1) > 0);
+    CHECK(ll_bench_hist_record(h, 10000, 1, 1) > 0);
+    CHECK(ll_bench_hist_record(h, 10000, 1, 0) > 0);
     ll_hist_destroy(h);
 }
 

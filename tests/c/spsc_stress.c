@@ -3,9 +3,11 @@
  *
  * usage: spsc_stress ITEMS
  * Moves ITEMS records producer -> consumer for every layout/cache variant,
- * per record and in batches, with 8-byte and 24-byte records; the consumer
- * checks every record arrives once and in order.  Then runs the benchmark
- * loops of csrc/bench/ briefly, so their thread hand-offs are checked too.
+ * per record and in batches, with records of 8 to 64 bytes (the sizes the
+ * exported calls copy with fixed-size moves, and others), and through the
+ * u64 calls; the consumer checks every record arrives once and in order.
+ * Then runs the benchmark loops of csrc/bench/ briefly (inlined and exported
+ * paths, the pipeline floor), so their thread hand-offs are checked too.
  * Exit status 0 only if every record arrived intact. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,47 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/bench_floor.h"
 #include "bench/bench_spsc.h"
 #include "bench/bench_taxes.h"
+#include "hist.h"
+#include "pipeline.h"
 #include "ll_wait.h"
 #include "spsc.h"
-
-typedef struct {
-    uint64_t seq;
-    uint64_t twice;
-    uint64_t check; /* seq ^ magic */
-} rec24;
 
 #define MAGIC 0x5DEECE66Dull
 
 struct job {
     ll_spsc *q;
     uint64_t items;
-    size_t rec;   /* 8 or 24 */
+    size_t rec;   /* bytes per record: a multiple of 8 */
     size_t batch; /* 0: per record */
+    int u64;      /* per record through ll_spsc_try_push_u64 / try_pop_u64 */
     uint64_t errors;
 };
 
+/* Word k of record seq: every word differs, so a torn or misplaced copy shows. */
+static uint64_t word(uint64_t seq, size_t k) { return (seq * (k + 1)) ^ (MAGIC + k); }
+
 static void fill(void *dst, size_t rec, uint64_t seq)
 {
-    if (rec == 8) {
-        memcpy(dst, &seq, 8);
-    } else {
-        rec24 r = {seq, 2 * seq, seq ^ MAGIC};
-        memcpy(dst, &r, sizeof r);
+    for (size_t k = 0; k < rec / 8; k++) {
+        uint64_t w = k == 0 ? seq : word(seq, k);
+        memcpy((unsigned char *)dst + 8 * k, &w, 8);
     }
 }
 
 static int ok(const void *src, size_t rec, uint64_t seq)
 {
-    if (rec == 8) {
-        uint64_t v;
-        memcpy(&v, src, 8);
-        return v == seq;
+    for (size_t k = 0; k < rec / 8; k++) {
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)src + 8 * k, 8);
+        if (w != (k == 0 ? seq : word(seq, k)))
+            return 0;
     }
-    rec24 r;
-    memcpy(&r, src, sizeof r);
-    return r.seq == seq && r.twice == 2 * seq && r.check == (seq ^ MAGIC);
+    return 1;
 }
 
 static void *producer(void *arg)
@@ -70,8 +70,9 @@ static void *producer(void *arg)
             fill(buf + k * j->rec, j->rec, seq + k);
         size_t done = 0;
         while (done < n) {
-            size_t m =
-                j->batch ? ll_spsc_push_many(j->q, buf + done * j->rec, n - done) : (size_t)ll_spsc_try_push(j->q, buf);
+            size_t m = j->batch ? ll_spsc_push_many(j->q, buf + done * j->rec, n - done)
+                       : j->u64 ? (size_t)ll_spsc_try_push_u64(j->q, seq)
+                                : (size_t)ll_spsc_try_push(j->q, buf);
             if (!m)
                 sched_yield();
             done += m;
@@ -89,7 +90,9 @@ static void *consumer(void *arg)
     unsigned char *buf = malloc(b * j->rec);
     uint64_t seq = 0;
     while (seq < j->items) {
-        size_t m = j->batch ? ll_spsc_pop_many(j->q, buf, b) : (size_t)ll_spsc_try_pop(j->q, buf);
+        size_t m = j->batch ? ll_spsc_pop_many(j->q, buf, b)
+                   : j->u64 ? (size_t)ll_spsc_try_pop_u64(j->q, (uint64_t *)(void *)buf)
+                            : (size_t)ll_spsc_try_pop(j->q, buf);
         if (!m) {
             sched_yield();
             continue;
@@ -102,9 +105,9 @@ static void *consumer(void *arg)
     return NULL;
 }
 
-static uint64_t run(uint64_t items, size_t cap, size_t rec, unsigned flags, size_t batch)
+static uint64_t run_job(uint64_t items, size_t cap, size_t rec, unsigned flags, size_t batch, int u64)
 {
-    struct job j = {ll_spsc_create(cap, rec, flags), items, rec, batch, 0};
+    struct job j = {ll_spsc_create(cap, rec, flags), items, rec, batch, u64, 0};
     if (!j.q) {
         fprintf(stderr, "create failed\n");
         return 1;
@@ -117,9 +120,14 @@ static uint64_t run(uint64_t items, size_t cap, size_t rec, unsigned flags, size
     if (ll_spsc_size(j.q) != 0)
         j.errors++;
     ll_spsc_destroy(j.q);
-    printf("items=%llu cap=%zu rec=%zu flags=%u batch=%zu errors=%llu\n", (unsigned long long)items, cap, rec, flags,
-           batch, (unsigned long long)j.errors);
+    printf("items=%llu cap=%zu rec=%zu flags=%u batch=%zu u64=%d errors=%llu\n", (unsigned long long)items, cap, rec,
+           flags, batch, u64, (unsigned long long)j.errors);
     return j.errors;
+}
+
+static uint64_t run(uint64_t items, size_t cap, size_t rec, unsigned flags, size_t batch)
+{
+    return run_job(items, cap, rec, flags, batch, 0);
 }
 
 int main(int argc, char **argv)
@@ -132,15 +140,25 @@ int main(int argc, char **argv)
         errors += run(items / 10, 1024, 8, flags, 0);
         errors += run(items / 10, 64, 24, flags, 7); /* odd batch: exercises the wrap */
     }
-    errors += run(items / 10, 2, 8, 0, 0); /* smallest ring: full/empty every call */
+    errors += run(items / 10, 2, 8, 0, 0);           /* smallest ring: full/empty every call */
+    errors += run_job(items / 10, 1024, 8, 0, 0, 1); /* the exported u64 calls */
+    const size_t sizes[] = {16, 32, 40, 64};         /* fixed-size copies, and one that is not */
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        errors += run(items / 10, 64, sizes[i], 0, 0);
 
     /* The benchmark loops: gate, counters, ping-pong, c2c, contended mutex. */
-    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0};
+    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0, 0};
     ll_spsc_bench_result r;
     if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
         fprintf(stderr, "bench throughput failed\n");
         errors++;
     }
+    cfg.api = 1;
+    if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench throughput (exported calls) failed\n");
+        errors++;
+    }
+    cfg.api = 0;
     cfg.batch = 100;
     if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
         fprintf(stderr, "bench batch throughput failed\n");
@@ -151,6 +169,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench rtt failed\n");
         errors++;
     }
+    cfg.api = 1;
+    if (ll_bench_spsc_rtt(&cfg, NULL, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench rtt (exported calls) failed\n");
+        errors++;
+    }
+    ll_floor_cfg fc = {20000, 200000.0, -1, -1, LL_WAIT_SPIN_YIELD, LL_CLOCK_TSC};
+    ll_floor_result fr;
+    ll_hist *lat = ll_hist_create(1, 3600000000000ULL, 3);
+    if (!lat || ll_bench_pipeline_floor(&fc, lat, &fr) != 0 || fr.seen + fr.missed != fc.ticks || fr.seen == 0) {
+        fprintf(stderr, "bench floor failed\n");
+        errors++;
+    }
+    ll_hist_destroy(lat);
     if (ll_bench_c2c(2000, -1, -1, LL_WAIT_SPIN_YIELD) <= 0) {
         fprintf(stderr, "bench c2c failed\n");
         errors++;
