@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from tools import authoring, notebooks
+from tools import authoring, notebooks, readme
 
 
 def _exercises(args: argparse.Namespace) -> int:
@@ -55,6 +55,12 @@ def _report_notebook_problems(paths: list[Path]) -> int:
         bad += bool(found)
     print(f"{len(paths) - bad} of {len(paths)} notebooks are clean")
     return 1 if bad else 0
+
+
+def _readme_bench(args: argparse.Namespace) -> int:
+    readme.write(Path(args.json), args.machine)
+    print(f"README.md: benchmark table written from {args.json}")
+    return 0
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -168,6 +174,9 @@ def _main(argv: list[str]) -> int:
     g.add_argument("submissions", help="a folder with one folder per student")
     g.add_argument("--report", required=True, help="where to write REPORT/<student>.xml")
     g.add_argument("--exercise", action="append", help="grade only this exercise (repeatable; default all)")
+    rb = sub.add_parser("readme-bench", help="authors: the README's benchmark table from one bench run's JSON")
+    rb.add_argument("json", help="the JSON of `python -m lowlat bench --json`")
+    rb.add_argument("--machine", required=True, help="one line naming the machine, e.g. '2-vCPU AMD EPYC VM (KVM)'")
     c = sub.add_parser("class-report", help="instructors: a students x exercises table from JUnit XML reports")
     c.add_argument("reports", nargs="+", help="one report per student, e.g. reports/alice.xml")
     args = p.parse_args(argv)
@@ -178,6 +187,7 @@ def _main(argv: list[str]) -> int:
         "release": _release,
         "grade-class": _grade_class,
         "class-report": _class_report,
+        "readme-bench": _readme_bench,
     }[args.cmd]
     return handler(args)
 

@@ -1,0 +1,128 @@
+"""The README's benchmark table, written from one run's JSON.
+
+``python -m tools readme-bench RUN.json`` replaces what stands between the
+``<!-- bench-table -->`` and ``<!-- /bench-table -->`` markers of README.md
+with a table of that run's figures: every row of one run, with the machine
+and the core-to-core regime beside the figures that depend on it, so the
+README never mixes runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
+
+# (keys shown together, format, what the row means).  Formats: "ns", "M/s", "x", "%".
+ROWS: list[tuple[tuple[str, ...], str, str]] = [
+    (("pool_alloc_free_ns", "malloc_free_ns"), "ns", "free+alloc pair, steady state: pool / malloc"),
+    (("pool_vs_malloc_speedup",), "x", "malloc / pool time on a fragmented heap (16-4,096 B live blocks)"),
+    (("pool_p999_ns", "malloc_p999_ns"), "ns", "P99.9 of one op on that heap (timer included): pool / malloc"),
+    (
+        ("spsc_items_per_s", "spsc_api_items_per_s"),
+        "M/s",
+        "ring of 1,024 uint64, one record per call: inlined / exported calls",
+    ),
+    (("spsc_padded_vs_unpadded",), "x", "false sharing of the two cursors"),
+    (("spsc_cached_vs_uncached",), "x", "each side caching the other's cursor"),
+    (("spsc_c_batch_items_per_s",), "M/s", "the same ring, batches of 256 inside C"),
+    (
+        ("spsc_c2c_ns", "spsc_c2c_min_ns", "spsc_c2c_max_ns"),
+        "ns",
+        "core-to-core one-way beside those rounds: median, lowest, highest",
+    ),
+    (("spsc_batch_items_per_s",), "M/s", "`SpscQueue.push_many/pop_many` from two Python threads"),
+    (
+        ("py_queue_items_per_s", "py_simplequeue_items_per_s"),
+        "M/s",
+        "`queue.Queue` / `queue.SimpleQueue`, two Python threads",
+    ),
+    (
+        ("spsc_rtt_ns", "spsc_api_rtt_ns", "spsc_rtt_c2c_ns"),
+        "ns",
+        "ping-pong round trip P50: inlined / exported; core-to-core beside it",
+    ),
+    (("hist_record_ns", "hist_record_inline_ns"), "ns", "one histogram record: exported call / inlined"),
+    (("clock_read_ns", "tsc_read_ns"), "ns", "`clock_gettime(MONOTONIC)` / `rdtsc`"),
+    (("mutex_uncontended_ns", "mutex_contended_ns"), "ns", "lock+unlock: one thread / two threads"),
+    (("syscall_ns",), "ns", "`getppid()`"),
+    (("chase_l1_ns", "chase_dram_ns"), "ns", "dependent load, 16 KiB vs 256 MiB working set"),
+    (("page_fault_ns", "prefaulted_touch_ns"), "ns", "first touch of a fresh page vs a mapped one"),
+    (
+        ("pipeline_p50_ns", "pipeline_p99_ns", "pipeline_p999_ns", "pipeline_max_ns"),
+        "ns",
+        "pipeline, open loop 200k ticks/s, best settings: P50 / P99 / P99.9 / max",
+    ),
+    (
+        ("pipeline_floor_p50_ns", "pipeline_p50_over_floor"),
+        "floor",
+        "its floor (one line carrying a due time, same schedule) and the P50 over it",
+    ),
+    (
+        ("pipeline_c2c_ns", "pipeline_p50_over_c2c"),
+        "floor",
+        "core-to-core beside the pipeline runs, and the P50 over it",
+    ),
+    (
+        ("pipeline_seed_p50_ns", "pipeline_seed_p99_ns", "pipeline_seed_max_ns"),
+        "ns",
+        "the source article's pipeline as written (closed loop: queueing delay): P50 / P99 / max",
+    ),
+    (("batch_vs_row_speedup",), "x", "numpy row norms: one call per row vs one call for all (answers checked equal)"),
+    (
+        ("ffi_call_ns", "ffi_batched_item_ns"),
+        "ns",
+        "one bare call from Python into the core / per item of one batched call",
+    ),
+    (
+        ("prefetch_bubble_fraction_depth0", "prefetch_bubble_fraction_best"),
+        "%",
+        "accelerator idle share of a simulated epoch: no prefetch / best depth",
+    ),
+]
+
+
+def _fmt(v: float, kind: str) -> str:
+    if kind == "M/s":
+        return f"{v / 1e6:,.0f}" if v >= 1e7 else f"{v / 1e6:,.2f}"
+    if kind == "x":
+        return f"{v:,.2f}"
+    if kind == "%":
+        return f"{v * 100:,.1f}"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
+
+
+def table(run: dict[str, float], machine: str) -> str:
+    """The Markdown block for README.md (between the markers)."""
+    lines = [
+        f"One run of `python -m lowlat bench` on {machine}, threads pinned to two CPUs "
+        f"({run.get('bench_seconds', math.nan):,.0f} s; your numbers will differ, that is the point). "
+        "Figures that hang on the core-to-core latency have the samples taken beside them in the same table.",
+        "",
+        "| keys | value | what |",
+        "|---|---:|---|",
+    ]
+    for keys, kind, what in ROWS:
+        if not all(k in run for k in keys):
+            continue
+        if kind == "floor":
+            value = f"{_fmt(run[keys[0]], 'ns')} ns / {_fmt(run[keys[1]], 'x')} x"
+        else:
+            unit = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %"}[kind]
+            value = " / ".join(_fmt(run[k], kind) for k in keys) + unit
+        lines.append(f"| {' / '.join(f'`{k}`' for k in keys)} | {value} | {what} |")
+    return "\n".join(lines)
+
+
+def write(run_json: Path, machine: str, readme: Path = ROOT / "README.md") -> None:
+    """Replaces the table between the markers of ``readme``."""
+    run = json.loads(run_json.read_text())
+    text = readme.read_text()
+    if START not in text or END not in text:
+        raise ValueError(f"{readme}: no {START} ... {END} markers")
+    block = f"{START}\n{table(run, machine)}\n{END}"
+    readme.write_text(re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S))
