@@ -126,8 +126,9 @@ def _tour(args: argparse.Namespace) -> int:
             f"one cache line took {r['c2c_one_way_ns']:,.0f} ns to go from one core to the other (samples "
             f"{r['c2c_one_way_min_ns']:,.0f}-{r['c2c_one_way_max_ns']:,.0f} ns): the floor under every cross-thread "
             "hand-off",
-            f"the whole pipeline's P50 was {r['pipeline_p50_ns']:,.0f} ns on a schedule, "
-            f"{r['pipeline_p50_over_c2c']:,.1f}x that floor",
+            f"the whole pipeline's P50 was {r['pipeline_p50_ns']:,.0f} ns on a schedule: "
+            f"{r['pipeline_p50_over_floor']:,.2f}x its own floor (one line carrying a due time on the same "
+            f"schedule: {r['pipeline_floor_p50_ns']:,.0f} ns), {r['pipeline_p50_over_c2c']:,.1f}x the core-to-core latency",
         ]
     else:
         lines += [

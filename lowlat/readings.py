@@ -135,8 +135,7 @@ def compare(
         )
     else:
         verdict = (
-            f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the "
-            "prediction"
+            f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the prediction"
         )
     if not shown:
         why = list(reasons)
