@@ -23,6 +23,12 @@ int ll_pin_self(int cpu)
         return LL_EINVAL;
 #if defined(__linux__)
     cpu_set_t set;
+    /* Never outside the mask this thread was given (taskset, a container's
+     * cpuset, the process's own sched_setaffinity): pinning must not undo a
+     * restriction the user chose. */
+    CPU_ZERO(&set);
+    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0 && !CPU_ISSET(cpu, &set))
+        return LL_EINVAL;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0 ? LL_OK : LL_ESYS;

@@ -5,8 +5,10 @@
 /* Online CPUs (>= 1). */
 int ll_cpu_count(void);
 /* Pins the *calling* thread to `cpu`.  LL_OK, LL_EINVAL for a CPU that does
- * not exist, LL_ENOTSUP where the OS has no pinning (macOS), LL_ESYS when the
- * OS refused (e.g. a cpuset that excludes that CPU). */
+ * not exist or lies outside the thread's current affinity mask (pinning never
+ * widens a restriction such as taskset's), LL_ENOTSUP where the OS has no
+ * pinning (macOS), LL_ESYS when the OS refused (e.g. a cpuset that excludes
+ * that CPU). */
 int ll_pin_self(int cpu);
 /* The CPU the calling thread runs on now, or -1 where the OS cannot say. */
 int ll_current_cpu(void);

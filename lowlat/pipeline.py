@@ -21,7 +21,7 @@ import numpy as np
 
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
-from lowlat.affinity import bench_cpus, cpu_count
+from lowlat.affinity import bench_cpus, cpu_count, usable_cpus
 from lowlat.blas import quiet_blas
 from lowlat.errors import check_status
 from lowlat.hist import HOUR_NS, Histogram
@@ -140,6 +140,13 @@ class PipelineConfig:
             n = cpu_count()
             for c in self.cpus:
                 int_arg(c, "cpu", minimum=0, maximum=n - 1)
+            usable = usable_cpus()
+            outside = [c for c in self.cpus if c not in usable]
+            if outside:
+                raise ValueError(
+                    f"cpus {self.cpus}: CPU {outside[0]} is outside this process's affinity mask (usable: "
+                    f"{', '.join(map(str, usable))}); use best_config(), which picks a usable pair, or cpus=None"
+                )
         if power_of_two(self.capacity, "capacity") > MAX_CAPACITY:
             raise ValueError(f"capacity must be <= {MAX_CAPACITY} ticks, got {self.capacity}")
         int_arg(self.pool_blocks, "pool_blocks", minimum=1, maximum=1 << 26)

@@ -74,3 +74,40 @@ def test_machine_facts() -> None:
     assert str(m.cpus) in machine_label()
     pc = perf_counters()
     assert isinstance(pc.works, bool) and pc.reason
+
+
+def test_pinning_never_leaves_the_affinity_mask() -> None:
+    """A process restricted to one CPU (taskset -c N) cannot be pinned, by
+    the pipeline or the ring experiments, to another CPU."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        import pytest
+
+        pytest.skip("needs sched_setaffinity and two usable CPUs")
+    cpus = sorted(os.sched_getaffinity(0))
+    mine, other = cpus[-1], cpus[0]
+    code = f"""
+import os
+os.sched_setaffinity(0, {{{mine}}})
+from lowlat import pipeline as pl
+from lowlat._lib import lib
+from lowlat.experiments import queues
+from lowlat.affinity import probe_pinning
+assert not probe_pinning({other}).works
+for call in (lambda: pl.run(pl.PipelineConfig(ticks=1000, cpus=({other}, {mine}))),
+             lambda: queues.spsc_throughput(1024, 1000, cpus=({other}, {mine}))):
+    try:
+        call()
+    except ValueError as e:
+        assert "affinity mask" in str(e), e
+    else:
+        raise SystemExit("pinned outside the mask")
+assert lib.ll_pin_self({other}) == lib.LL_EINVAL
+assert os.sched_getaffinity(0) == {{{mine}}}
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr

@@ -71,6 +71,13 @@ def _spsc_cfg(
         n = cpu_count()
         for c in cpus:
             int_arg(c, "cpu", minimum=-1, maximum=n - 1)
+        usable = usable_cpus()
+        outside = [c for c in cpus if c >= 0 and c not in usable]
+        if outside:
+            raise ValueError(
+                f"cpus {cpus}: CPU {outside[0]} is outside this process's affinity mask "
+                f"(usable: {', '.join(map(str, usable))}); -1 leaves a side unpinned"
+            )
         prod, cons = cpus
     else:
         prod, cons = pins(pin)
@@ -129,7 +136,7 @@ def spsc_rtt(
 
 def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | None = None) -> float:
     """One-way core-to-core latency: a cache line bounced between two
-    threads, half the mean round trip (ns).
+    threads, half the median of per-round-trip times (ns).
 
     NaN when this process has fewer than two usable CPUs: two threads that
     share one CPU hand the line over only when the scheduler switches
