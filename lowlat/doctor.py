@@ -117,7 +117,7 @@ def diagnose() -> Report:
     if m.virtualization:
         rep.notes.append(
             f"A virtual machine ({m.virtualization}): the host can pause or move the vCPUs, so every max "
-            "can hold a 1-35 ms stall and the core-to-core latency can jump between regimes. Compare "
+            "can hold a stall of milliseconds and the core-to-core latency can jump between regimes. Compare "
             "variants interleaved and read medians; the benchmarks do."
         )
     if not pc.works:

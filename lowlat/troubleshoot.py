@@ -215,8 +215,11 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
                 "many preemptions: other runnable tasks (or, on one usable CPU, the two threads themselves) took "
                 "turns on the CPUs; give the pipeline CPUs nothing else runs on"
                 if pre > 100
-                else "stalls with few preemptions point at the host (a VM pausing its vCPUs) or at interrupts: "
-                "isolate cores, or run on bare metal"
+                else f"{pre:,} preemptions for {len(st)} stalls: enough to explain them; other runnable tasks took "
+                "the CPUs (check the load below), so give the pipeline CPUs nothing else runs on"
+                if st and pre >= len(st)
+                else "fewer preemptions than stalls: the rest point at the host (a VM pausing its vCPUs; see steal "
+                "below) or at interrupts: isolate cores, or run on bare metal"
                 if st
                 else "",
             )

@@ -1,6 +1,6 @@
 /* ll_stamp.h - internal: the time stamps of the pipeline and its floor.
  * The timestamp counter where it ticks at a constant rate (ll_tsc_available:
- * ~12 ns a read on the course's VM) or else the monotonic clock (~25-35 ns
+ * ~12 ns a read on a 2-vCPU x86 VM) or else the monotonic clock (~25-35 ns
  * through the vDSO).  Stamps stay in counter ticks on the hot path and are
  * converted to ns once per value, off it: a multiply, not a clock read. */
 #ifndef LL_STAMP_H

@@ -226,8 +226,8 @@ class Roofline:
             return head + f"on its {roof} roof ({share:.0%}, within the measurements' spread of {tol:.0%})"
         if share < 0.5:
             return head + (
-                f"at {share:.0%} of its {roof} roof, far below it: the roof is not what limits it here; fixed "
-                "per-call overhead and small-size inefficiency are (the case for batching)"
+                f"at {share:.0%} of its {roof} roof, far below it: the roof is not what limits it here; likely fixed "
+                "per-call overhead and small-size inefficiency (the case for batching)"
             )
         return head + f"at {share:.0%} of its {roof} roof"
 
