@@ -307,11 +307,8 @@ class PipelineResult:
         )
 
 
-def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
-    """Runs the pipeline with ``config`` (default :func:`best_config`),
-    updated by ``changes`` (field=value).  Ctrl-C stops the run within a
-    millisecond and raises :class:`lowlat.interrupt.Interrupted`, whose
-    ``partial`` is the result of the ticks made before the stop."""
+def _resolve(config: PipelineConfig | None, changes: dict[str, Any]) -> PipelineConfig:
+    """``config`` (default :func:`best_config`) with ``changes`` applied, validated."""
     if config is not None and not isinstance(config, PipelineConfig):
         raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
     unknown = sorted(set(changes) - set(PipelineConfig.__dataclass_fields__))
@@ -320,7 +317,15 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
             f"unknown PipelineConfig field(s) {', '.join(unknown)}; the fields are "
             f"{', '.join(PipelineConfig.__dataclass_fields__)}"
         )
-    cfg = replace(config or best_config(), **changes).validate()
+    return replace(config or best_config(), **changes).validate()
+
+
+def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
+    """Runs the pipeline with ``config`` (default :func:`best_config`),
+    updated by ``changes`` (field=value).  Ctrl-C stops the run within a
+    millisecond and raises :class:`lowlat.interrupt.Interrupted`, whose
+    ``partial`` is the result of the ticks made before the stop."""
+    cfg = _resolve(config, changes)
     waits = {k: WAITS[v] for k, v in (("producer_wait", cfg.producer_wait), ("consumer_wait", cfg.consumer_wait))}
     c = ffi.new(
         "ll_pipeline_cfg *",
@@ -414,9 +419,7 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
     but the tick is only its due time, published in one word of one cache
     line; nothing is copied, pooled or computed.  Open loop only (a floor
     needs a schedule).  Ctrl-C stops it (:class:`Interrupted`)."""
-    if config is not None and not isinstance(config, PipelineConfig):
-        raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
-    cfg = replace(config or best_config(), **changes).validate()
+    cfg = _resolve(config, changes)
     if cfg.producer != "open":
         raise ValueError("floor() needs an open-loop config (producer='open'): the floor is measured on a schedule")
     if cfg.producer_wait != cfg.consumer_wait:
