@@ -228,12 +228,14 @@ BROKEN_OTHERS = {
         [
             (
                 "    r->ring[n % r->keep] = latency_ns;\n",
+                # a std::vector's push_back: the array doubles when full
                 "    r->ring[n % r->keep] = latency_ns;\n    static uint64_t *all;\n"
-                "    all = realloc(all, (n + 1) * sizeof *all);\n    all[n] = latency_ns;\n",
+                "    if ((n & (n - 1)) == 0)\n        all = realloc(all, 2 * (n + 1) * sizeof *all);\n"
+                "    all[n] = latency_ns;\n",
             )
         ],
         "never allocates",
-        "called the allocator 1000000 times",
+        "called the allocator 21 times",
     ),
     "recorder: newest in the wrong order": (
         "recorder",

@@ -145,23 +145,26 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
     def round_trip() -> dict[str, float]:
         n = 20_000 if quick else 100_000
-        rtt = interleave(
+        runs = interleave(
             {
-                "inline": _checked(lambda: _rtt_p50(spsc_rtt(1024, n, wait=wait))),
-                "api": _checked(lambda: _rtt_p50(spsc_rtt(1024, n, wait=wait, api=True))),
+                "inline": _checked(lambda: spsc_rtt(1024, n, wait=wait)),
+                "api": _checked(lambda: spsc_rtt(1024, n, wait=wait, api=True)),
             },
             reps,
             between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
         )
-        last = spsc_rtt(1024, n, wait=wait).rtt
-        assert last is not None  # spsc_rtt always fills it
+
+        def rtt(kind: str, p: float) -> float:
+            """Median over the rounds of each run's round-trip percentile ``p`` (ns)."""
+            return median(float(r.rtt.percentile(p)) for r in runs[kind] if r.rtt is not None)
+
         out: dict[str, float] = dict(
-            spsc_rtt_ns=median(rtt["inline"]), spsc_rtt_p99_ns=last.percentile(99), spsc_api_rtt_ns=median(rtt["api"])
+            spsc_rtt_ns=rtt("inline", 50), spsc_rtt_p99_ns=rtt("inline", 99), spsc_api_rtt_ns=rtt("api", 50)
         )
         good = _finite(c2c)
         if good:  # none on one usable CPU: the keys are left out, not filled with a time slice
             out.update(
-                spsc_rtt_c2c_ns=median(_finite(c2c[-reps:])) if _finite(c2c[-reps:]) else median(good),
+                spsc_rtt_c2c_ns=median(_finite(c2c[-reps:]) or good),
                 c2c_one_way_ns=median(good),
                 c2c_one_way_min_ns=min(good),
                 c2c_one_way_max_ns=max(good),
@@ -192,7 +195,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
     def hist() -> dict[str, float]:
         n = 2_000_000 if quick else 10_000_000
-        h = medians(
+        return medians(
             interleave(
                 {
                     "hist_record_ns": _checked(lambda: hist_record_ns(n)),
@@ -201,7 +204,6 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
                 reps,
             )
         )
-        return h
 
     step(7, "histogram record", hist)
 
@@ -353,11 +355,6 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
     if good:  # no core-to-core floor on one usable CPU
         out.update(pipeline_c2c_ns=median(good), pipeline_p50_over_c2c=med["best"]["p50"] / median(good))
     return out
-
-
-def _rtt_p50(run: Any) -> float:
-    """A round-trip run's P50 (ns)."""
-    return float(run.rtt.percentile(50))
 
 
 def _finite(xs: list[float]) -> list[float]:
