@@ -53,9 +53,12 @@ def test_quiet_blas_gives_up_after_its_bound() -> None:
 
 def test_pipeline_p99_after_a_matrix_product_is_near_the_capped_one() -> None:
     """With OPENBLAS_NUM_THREADS unset, a matrix product leaves a worker
-    spinning that used to take ~4 ms slices from the pinned pipeline; the
-    P99 after one is compared with runs where BLAS never started threads,
-    interleaved in one process (medians of 5 rounds)."""
+    spinning that used to take ~4 ms slices from the pinned pipeline (P99
+    3.8-6.8 ms after every product); the P99 after one is compared with runs
+    where BLAS never started threads, interleaved in one process (medians of
+    7 rounds).  A VM's own pauses put a 0.15 s run's P99 at a millisecond or
+    more now and then, in both series alike: the bound is 2x the capped runs
+    or under 2 ms, below the spinner's slices."""
     code = textwrap.dedent(
         """
         import statistics, numpy as np
@@ -63,7 +66,7 @@ def test_pipeline_p99_after_a_matrix_product_is_near_the_capped_one() -> None:
         from lowlat import pipeline
         a = np.random.default_rng(1).random((512, 512))
         after, capped = [], []
-        for _ in range(5):
+        for _ in range(7):
             for _ in range(5):
                 a @ a
             after.append(pipeline.run(pipeline.best_config(30_000)).summary()["p99"])
@@ -77,5 +80,5 @@ def test_pipeline_p99_after_a_matrix_product_is_near_the_capped_one() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     after, capped = map(float, out.stdout.split())
-    # 2x, or under a millisecond: one stolen BLAS slice alone is ~4 ms
-    assert after <= 2 * capped or after < 1_000_000, (after, capped)
+    # 2x, or under 2 ms: one stolen BLAS slice alone is ~4 ms
+    assert after <= 2 * capped or after < 2_000_000, (after, capped)
