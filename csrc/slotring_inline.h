@@ -48,7 +48,7 @@ struct ll_slotring {
 /* capacity: a power of two >= 2.  0, or -1 without memory. */
 static inline int ll_slotring_init(struct ll_slotring *r, size_t capacity)
 {
-    r->slots = aligned_alloc(LL_FALSE_SHARING_RANGE, capacity * sizeof *r->slots);
+    r->slots = ll_alloc_lines(capacity * sizeof *r->slots);
     if (!r->slots)
         return -1;
     memset(r->slots, 0, capacity * sizeof *r->slots);

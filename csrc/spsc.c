@@ -10,16 +10,15 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
         return NULL;
     if (capacity > SIZE_MAX / record_size || flags & ~(unsigned)(LL_SPSC_UNPADDED | LL_SPSC_NO_CACHE))
         return NULL;
-    ll_spsc *q =
-        aligned_alloc(alignof(ll_spsc), (sizeof *q + alignof(ll_spsc) - 1) / alignof(ll_spsc) * alignof(ll_spsc));
+    _Static_assert(alignof(ll_spsc) == LL_FALSE_SHARING_RANGE, "the ring's header starts a line pair");
+    ll_spsc *q = ll_alloc_lines(sizeof *q);
     if (!q)
         return NULL;
     memset(q, 0, sizeof *q);
     size_t bytes = capacity * record_size;
     /* Slots start on their own line: the first record never shares a line
      * with the ring's header. */
-    q->slots = aligned_alloc(LL_FALSE_SHARING_RANGE,
-                             (bytes + LL_FALSE_SHARING_RANGE - 1) / LL_FALSE_SHARING_RANGE * LL_FALSE_SHARING_RANGE);
+    q->slots = ll_alloc_lines(bytes);
     if (!q->slots) {
         free(q);
         return NULL;

@@ -109,8 +109,7 @@ int ll_bench_pipeline_floor(const ll_floor_cfg *cfg, ll_hist *lat, ll_floor_resu
         (cfg->clock != LL_CLOCK_MONOTONIC && cfg->clock != LL_CLOCK_TSC))
         return LL_EINVAL;
     memset(out, 0, sizeof *out);
-    struct floor *f = aligned_alloc(LL_FALSE_SHARING_RANGE, (sizeof *f + LL_FALSE_SHARING_RANGE - 1) /
-                                                                LL_FALSE_SHARING_RANGE * LL_FALSE_SHARING_RANGE);
+    struct floor *f = ll_alloc_lines(sizeof *f);
     if (!f)
         return LL_ENOMEM;
     memset(f, 0, sizeof *f);

@@ -424,8 +424,7 @@ double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
 {
     if (round_trips == 0 || wait < LL_WAIT_SPIN || wait > LL_WAIT_SPIN_YIELD)
         return LL_EINVAL;
-    struct c2c *c = aligned_alloc(LL_FALSE_SHARING_RANGE, (sizeof *c + LL_FALSE_SHARING_RANGE - 1) /
-                                                              LL_FALSE_SHARING_RANGE * LL_FALSE_SHARING_RANGE);
+    struct c2c *c = ll_alloc_lines(sizeof *c);
     if (!c)
         return LL_ENOMEM;
     memset(c, 0, sizeof *c);

@@ -5,7 +5,9 @@
 #define LL_ARCH_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* The cache line, the one definition the core uses (block alignment in
  * pool.c, the pointer-chase node in bench/bench_taxes.c): 64 bytes on x86-64
@@ -21,6 +23,16 @@
  * lines: Intel and AMD prefetch the adjacent line, so 64 bytes apart can
  * still interfere; 128 cannot (and it is one whole line on Apple's M-series). */
 #define LL_FALSE_SHARING_RANGE 128
+
+/* `bytes` of memory starting on, and padded to, a LL_FALSE_SHARING_RANGE
+ * boundary: nothing else allocated can share its first or last line (and
+ * aligned_alloc wants a size that is a multiple of the alignment).  Free it
+ * with free(); NULL without memory. */
+static inline void *ll_alloc_lines(size_t bytes)
+{
+    size_t r = LL_FALSE_SHARING_RANGE;
+    return aligned_alloc(r, (bytes + r - 1) / r * r);
+}
 
 /* Tell the core we are spinning: saves power and, on SMT, hands the pipeline
  * to the sibling thread.  A no-op where there is no such instruction. */
