@@ -337,6 +337,13 @@ def run_child(
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
+        except BaseException:
+            # Ctrl-C (or anything else) while waiting: the child runs in a
+            # session of its own, so the terminal's SIGINT never reached it;
+            # kill it and its group here rather than leave it to its CPU limit.
+            sandbox.kill_group(proc)
+            os.close(rfd)
+            raise
         sandbox.kill_group(proc)  # also anything it left behind holding the pipe
         os.set_blocking(rfd, False)
         with contextlib.suppress(BlockingIOError, OSError):
