@@ -53,6 +53,13 @@ struct ll_spsc {
     uint64_t *tail_cache;
     unsigned flags;
     bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
+    /* flags == 0 (padded, cached: the default and the only layout a real
+     * user picks): the one-record calls then reach the cursors at fixed
+     * offsets from q instead of through the pointers above, so a call that
+     * is not inlined into a loop (the exported API) pays no load of a
+     * pointer before the load of its cursor; the test of this flag does not
+     * sit on that chain and is predicted. */
+    bool fast;
     /* The cursors, in one of two layouts chosen at creation. */
     union {
         struct ll_spsc_padded padded;
@@ -60,39 +67,60 @@ struct ll_spsc {
     } cursors;
 };
 
+/* The cursors of a ring, through the pointers (any layout) or, when `fast`
+ * is a constant 1 at the call site, at the padded layout's fixed offsets. */
+#define LL_SPSC__TAIL(q, fast) ((fast) ? &(q)->cursors.padded.tail : (q)->tail)
+#define LL_SPSC__HEAD(q, fast) ((fast) ? &(q)->cursors.padded.head : (q)->head)
+#define LL_SPSC__HEAD_CACHE(q, fast) ((fast) ? &(q)->cursors.padded.head_cache : (q)->head_cache)
+#define LL_SPSC__TAIL_CACHE(q, fast) ((fast) ? &(q)->cursors.padded.tail_cache : (q)->tail_cache)
+#define LL_SPSC__CACHED(q, fast) ((fast) || (q)->cached)
+
 /* Free slots as the producer sees them.  The cached copy of head is trusted
  * while it shows room for `want` records; only then is the consumer's line
  * read (the point of the cache: most calls touch no shared line at all). */
-static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
+static inline __attribute__((always_inline)) uint64_t ll_spsc__free_slots_as(ll_spsc *q, uint64_t tail, uint64_t want,
+                                                                             int fast)
 {
     uint64_t cap = q->mask + 1;
-    if (q->cached) {
-        uint64_t free_slots = cap - (tail - *q->head_cache);
+    uint64_t *head_cache = LL_SPSC__HEAD_CACHE(q, fast);
+    if (LL_SPSC__CACHED(q, fast)) {
+        uint64_t free_slots = cap - (tail - *head_cache);
         if (free_slots >= want)
             return free_slots;
         /* acquire: pairs with pop's release of head; the consumer has finished
          * reading every slot below head before we overwrite any of them. */
-        *q->head_cache = atomic_load_explicit(q->head, memory_order_acquire);
-        return cap - (tail - *q->head_cache);
+        *head_cache = atomic_load_explicit(LL_SPSC__HEAD(q, fast), memory_order_acquire);
+        return cap - (tail - *head_cache);
     }
     /* acquire: same pairing as above, paid on every call. */
-    return cap - (tail - atomic_load_explicit(q->head, memory_order_acquire));
+    return cap - (tail - atomic_load_explicit(LL_SPSC__HEAD(q, fast), memory_order_acquire));
 }
 
 /* Records ready as the consumer sees them; same caching rule. */
-static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
+static inline __attribute__((always_inline)) uint64_t ll_spsc__used_slots_as(ll_spsc *q, uint64_t head, uint64_t want,
+                                                                             int fast)
 {
-    if (q->cached) {
-        uint64_t used = *q->tail_cache - head;
+    uint64_t *tail_cache = LL_SPSC__TAIL_CACHE(q, fast);
+    if (LL_SPSC__CACHED(q, fast)) {
+        uint64_t used = *tail_cache - head;
         if (used >= want)
             return used;
         /* acquire: pairs with push's release of tail; the slot contents
          * written before that store are visible to our reads below. */
-        *q->tail_cache = atomic_load_explicit(q->tail, memory_order_acquire);
-        return *q->tail_cache - head;
+        *tail_cache = atomic_load_explicit(LL_SPSC__TAIL(q, fast), memory_order_acquire);
+        return *tail_cache - head;
     }
     /* acquire: same pairing as above, paid on every call. */
-    return atomic_load_explicit(q->tail, memory_order_acquire) - head;
+    return atomic_load_explicit(LL_SPSC__TAIL(q, fast), memory_order_acquire) - head;
+}
+
+static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
+{
+    return ll_spsc__free_slots_as(q, tail, want, 0);
+}
+static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
+{
+    return ll_spsc__used_slots_as(q, head, want, 0);
 }
 
 /* Copies n records between the ring, starting at counter `at`, and a flat
@@ -162,24 +190,37 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
  * inlined, the memcpy becomes a few plain moves instead of a call that
  * dispatches on a run-time length: the exported API and the benchmark loops
  * use it for the sizes they know.  The orders are those above. */
-static inline bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
+static inline __attribute__((always_inline)) bool ll_spsc__push1_as(ll_spsc *q, const void *rec, size_t size, int fast)
 {
-    uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__free_slots(q, tail, 1) == 0)
+    _Atomic uint64_t *tailp = LL_SPSC__TAIL(q, fast);
+    uint64_t tail = atomic_load_explicit(tailp, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__free_slots_as(q, tail, 1, fast) == 0)
         return false;
     memcpy(q->slots + (size_t)(tail & q->mask) * size, rec, size);
-    atomic_store_explicit(q->tail, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
+    atomic_store_explicit(tailp, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
     return true;
+}
+
+static inline __attribute__((always_inline)) bool ll_spsc__pop1_as(ll_spsc *q, void *out, size_t size, int fast)
+{
+    _Atomic uint64_t *headp = LL_SPSC__HEAD(q, fast);
+    uint64_t head = atomic_load_explicit(headp, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__used_slots_as(q, head, 1, fast) == 0)
+        return false;
+    memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
+    atomic_store_explicit(headp, head + 1, memory_order_release); /* hand the slot back */
+    return true;
+}
+
+/* The two layouts' code, chosen by one predicted test of a read-only field. */
+static inline bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
+{
+    return q->fast ? ll_spsc__push1_as(q, rec, size, 1) : ll_spsc__push1_as(q, rec, size, 0);
 }
 
 static inline bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
-    uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__used_slots(q, head, 1) == 0)
-        return false;
-    memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
-    atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */
-    return true;
+    return q->fast ? ll_spsc__pop1_as(q, out, size, 1) : ll_spsc__pop1_as(q, out, size, 0);
 }
 
 /* The common case, 8-byte records, inlined into the caller: what the core's
