@@ -72,6 +72,16 @@ KEYS: dict[str, tuple[str, str]] = {
     "pipeline_seed_max_ns": ("ns", "the same, max"),
     "pipeline_c2c_ns": ("ns", "core-to-core one-way, sampled between the pipeline runs"),
     "pipeline_p50_over_c2c": ("x", "pipeline P50 / that core-to-core floor"),
+    "seq_cst_store_ns": ("ns", "one seq_cst atomic store, one thread (x86: xchg)"),
+    "release_store_ns": ("ns", "one release atomic store, one thread (x86: plain mov)"),
+    "smt_sibling_c2c_ns": ("ns", "core-to-core one-way between SMT siblings (null: no siblings here)"),
+    "ring_struct64_items_per_s": ("items/s", "SPSC ring of 64-byte records, consumer reads each"),
+    "ring_index_items_per_s": ("items/s", "SPSC ring of 32-bit indices into a pool of those records"),
+    "log_sync_p99_ns": ("ns", "hot-path event P99, a write() to a file per event"),
+    "log_async_p99_ns": ("ns", "the same, the record copied to a log ring a writer thread drains"),
+    "log_async_dropped": ("records", "records the log ring dropped when full in that run"),
+    "o2_batch_items_per_s": ("items/s", "SPSC push_many/pop_many of 256, the core's -O2 build"),
+    "o3_native_batch_items_per_s": ("items/s", "the same loop built -O3 -march=native (null: cannot build)"),
     "cpus": ("", "online CPUs"),
     "usable_cpus": ("", "CPUs this process may run on (its affinity mask)"),
     "pinned": ("", "1 if the two-thread runs were pinned"),
@@ -80,7 +90,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "bench_seconds": ("s", "wall time of the whole suite"),
 }
 
-__all__ = ["KEYS", "NEEDS_TWO_CPUS"]
+__all__ = ["KEYS", "MAY_BE_NULL", "NEEDS_TWO_CPUS"]
 
 # Keys measured only where this process has two usable CPUs: on one CPU a
 # cache line moves between two threads only when the scheduler switches them,
@@ -98,3 +108,7 @@ NEEDS_TWO_CPUS: frozenset[str] = frozenset(
         "pipeline_p50_over_c2c",
     }
 )
+
+# Keys that are always written but may have no value on a machine: null in
+# the JSON, "unavailable" in the table, with the reason in their meaning.
+MAY_BE_NULL: frozenset[str] = frozenset({"smt_sibling_c2c_ns", "o3_native_batch_items_per_s"})

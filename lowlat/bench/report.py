@@ -4,9 +4,10 @@ lines on stderr."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 
-from lowlat.bench.keys import KEYS, NEEDS_TWO_CPUS
+from lowlat.bench.keys import KEYS, MAY_BE_NULL, NEEDS_TWO_CPUS
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -16,7 +17,7 @@ def _fmt(value: float, unit: str) -> str:
         return f"{value:,.2f} x"
     if unit == "fraction":
         return f"{value * 100:,.1f} %"
-    if unit in ("", "faults"):
+    if unit in ("", "faults", "records"):
         return f"{value:,.0f}"
     if unit == "s":
         return f"{value:,.1f} s"
@@ -27,7 +28,9 @@ def format_table(results: dict[str, float]) -> str:
     """The results as an aligned text table, one key per line."""
     lines = [f"{'key':32} {'value':>14}  meaning", "-" * 90]
     for k, (unit, meaning) in KEYS.items():
-        if k in results:
+        if k in results and k in MAY_BE_NULL and math.isnan(results[k]):
+            lines.append(f"{k:32} {'unavailable':>14}  {meaning}")
+        elif k in results:
             lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning}")
         elif k in NEEDS_TWO_CPUS and results:
             lines.append(f"{k:32} {'unavailable':>14}  {meaning}: needs two usable CPUs")
@@ -35,9 +38,11 @@ def format_table(results: dict[str, float]) -> str:
 
 
 def write_json(results: dict[str, float], path: str) -> None:
-    """The results as sorted, indented JSON at ``path``."""
+    """The results as sorted, indented JSON at ``path``; a value that is not a
+    number (NaN: nothing to measure on this machine) is written as null."""
+    clean = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in results.items()}
     with open(path, "w") as f:
-        json.dump(results, f, indent=2, sort_keys=True)
+        json.dump(clean, f, indent=2, sort_keys=True, allow_nan=False)
         f.write("\n")
 
 
