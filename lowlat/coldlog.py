@@ -217,6 +217,12 @@ class AsyncLog:
             os.close(self._owned_fd)
             self._owned_fd = None
 
+    def __del__(self) -> None:
+        # A log dropped without close(): drain it and close an owned file
+        # (the C log itself is freed by its ffi.gc destructor).
+        if getattr(self, "_final", 1) is None:
+            self.close()
+
     def __enter__(self) -> AsyncLog:
         return self
 

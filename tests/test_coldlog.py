@@ -212,3 +212,18 @@ def test_log_ring_and_writer_under_thread_sanitizer(cc: str, tmp_path: Path) -> 
     assert "ThreadSanitizer" not in out, out[-4000:]
     assert res.returncode == 0, out[-4000:]
     assert "OK: 0 errors" in res.stdout
+
+
+def test_a_forgotten_log_is_drained_and_its_file_closed(tmp_path: Path) -> None:
+    import gc
+
+    path = tmp_path / "forgotten.txt"
+    log = cl.AsyncLog(path, capacity=64)
+    log.log(1, 2, "kept")
+    fd = log._owned_fd
+    del log
+    gc.collect()
+    assert path.read_text().endswith(" kept\n") and path.read_text().count("\n") == 1
+    link = Path(f"/proc/self/fd/{fd}")  # Linux: the descriptor no longer names the file (its number may be reused)
+    if link.parent.is_dir():
+        assert not (link.exists() and os.readlink(link) == str(path))
