@@ -159,7 +159,8 @@ static void write_batch(ll_logring *lg, size_t n)
 static void *writer_main(void *arg)
 {
     ll_logring *lg = arg;
-    atomic_store_explicit(&lg->writer_pinned, ll_pin_if(lg->writer_cpu), memory_order_relaxed); /* a status */
+    /* relaxed: a status, read as a snapshot or after the join that orders it. */
+    atomic_store_explicit(&lg->writer_pinned, ll_pin_if(lg->writer_cpu), memory_order_relaxed);
     for (;;) {
         /* acquire: pairs with the release in ll_logring_stop; every record
          * pushed before the stop is then visible to the pops below, so the

@@ -23,11 +23,10 @@ struct hot {
     struct ll_stamp clk;
     uint64_t events, logged, written, failed, late, t_start, t_end;
     int pinned, stopped;
+    /* Keeps the baseline's record alive: the compiler must build it as the
+     * logging modes do. */
+    volatile uint64_t sink;
 };
-
-/* Keeps the baseline's record alive: the compiler must build it as the
- * logging modes do. */
-static volatile uint64_t sink;
 
 static void *hot_main(void *arg)
 {
@@ -78,7 +77,7 @@ static void *hot_main(void *arg)
             logged++;
             break;
         default:
-            sink = rec.seq ^ rec.stamp_ns ^ (uint64_t)rec.value;
+            h->sink = rec.seq ^ rec.stamp_ns ^ (uint64_t)rec.value;
             ll_compiler_barrier();
             break;
         }
