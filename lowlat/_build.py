@@ -33,6 +33,8 @@ PUBLIC_HEADERS = [
     "bench/bench_floor.h",
     "pipeline.h",
     "stop.h",
+    "logring.h",
+    "bench/bench_log.h",
 ]
 # The core's sources: the one list (lowlat.toolchain.core_sources and the
 # tests read it from here).  Stand-alone programs live in csrc/demos/.
@@ -49,6 +51,8 @@ SOURCES = [
     "bench/bench_floor.c",
     "pipeline.c",
     "stop.c",
+    "logring.c",
+    "bench/bench_log.c",
 ]
 # Include directories: csrc/ and its shared headers (as lowlat.toolchain.include_dirs).
 INCLUDE_DIRS = [CSRC, CSRC / "common"]
