@@ -101,7 +101,7 @@ def measure(rounds: int = 15, iterations: int = 500_000) -> dict[str, list[float
 def bench_keys(quick: bool) -> dict[str, float]:
     """The chapter's figures for ``python -m lowlat bench`` (ns; NaN where
     not measurable, e.g. the contended stores with one usable CPU)."""
-    rounds, n = (9, 200_000) if quick else (25, 1_000_000)
+    rounds, n = (15, 500_000) if quick else (41, 2_000_000)
     r = measure(rounds, n)
     out = {
         "seq_cst_store_ns": median(r["seq_cst store"]),

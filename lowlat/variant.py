@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from lowlat._check import int_arg, power_of_two
 from lowlat.affinity import bench_cpus
 from lowlat.blas import quiet_blas
 from lowlat.errors import check_status
+from lowlat.interleave import interleave, median, ratios
 from lowlat.wait import default_wait, wait_code
 
 # name -> optimisation flags (the rest, -std=c11 -fPIC -shared ..., is common)
@@ -182,29 +185,41 @@ def installed() -> Variant:
     return Variant("installed", flags, lib, ffi, None, "", True)
 
 
+def _run(cmd: list[str]) -> str:
+    """Runs one compiler command; "" on success, else the reason."""
+    try:
+        res = subprocess.run(
+            cmd, capture_output=True, text=True, errors="replace", timeout=600, env=dict(os.environ, LC_ALL="C")
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"running the compiler {cmd[0]} failed: {exc}"
+    if res.returncode == 0:
+        return ""
+    msg = [ln for ln in res.stderr.splitlines() if "error" in ln] or res.stderr.splitlines()[-1:]
+    return f"{cmd[0]} could not build it: {' '.join(msg)[:300]}"
+
+
 def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
-    """Builds the core into ``so`` (through a temporary file, then an atomic
-    rename: a concurrent build never loads half a file); "" on success,
-    else the reason."""
+    """Builds the core into ``so``: each source compiled on its own (as many
+    at once as there are CPUs), then linked into a temporary file renamed
+    into place (atomic: a concurrent build never loads half a file); "" on
+    success, else the reason."""
     folder = so.parent
     folder.mkdir(parents=True, exist_ok=True)
     incs = [f"-I{d}" for d in toolchain.include_dirs()]
+    base = [compiler, toolchain.STD, *flags, *toolchain.WARNINGS, "-fPIC"]
     with tempfile.TemporaryDirectory(prefix=".build-", dir=folder) as tmp:
+        objs = [Path(tmp) / f"{i}-{src.stem}.o" for i, src in enumerate(_sources())]
+        jobs = [[*base, *incs, "-c", str(src), "-o", str(o)] for src, o in zip(_sources(), objs)]
+        with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
+            failures = [r for r in pool.map(_run, jobs) if r]
         part = Path(tmp) / so.name
-        cmd = [compiler, toolchain.STD, *flags, *toolchain.WARNINGS, "-fPIC", "-shared", "-pthread", *incs]
-        cmd += [str(s) for s in _sources()] + ["-o", str(part), "-lm"]
-        try:
-            res = subprocess.run(
-                cmd, capture_output=True, text=True, errors="replace", timeout=600, env=dict(os.environ, LC_ALL="C")
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            reason = f"running the compiler {compiler} failed: {exc}"
-        else:
-            if res.returncode == 0:
-                os.replace(part, so)
-                return ""
-            msg = [ln for ln in res.stderr.splitlines() if "error" in ln] or res.stderr.splitlines()[-1:]
-            reason = f"{compiler} could not build it: {' '.join(msg)[:300]}"
+        reason = (
+            failures[0] if failures else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm"])
+        )
+        if not reason:
+            os.replace(part, so)
+            return ""
     _remove_if_empty(folder)
     return reason
 
@@ -242,4 +257,61 @@ def build(name: str = "o3-native", *, cc: str | None = None, cache: Path | None 
     return Variant(name, flags, lib, ffi, so, "", cached)
 
 
-__all__ = ["VARIANTS", "X86_FEATURES", "Variant", "build", "cache_dir", "cpu_features", "installed"]
+def compare(
+    other: Variant, rounds: int = 7, *, batch_items: int = 10_000_000, item_items: int = 2_000_000, batch: int = 256
+) -> dict[str, list[float]]:
+    """The installed core against ``other``, interleaved ``rounds`` times,
+    on chapter 03's ring (1,024 slots): batches of ``batch`` (push_many /
+    pop_many, ``batch_items`` records) and one record per call (the inlined
+    path, ``item_items`` records).  items/s per round, keys
+    "installed, batch", "<name>, batch", "installed, per item",
+    "<name>, per item"."""
+    if not other:
+        raise RuntimeError(f"variant {other.name} is not available: {other.reason}")
+    base = installed()
+    runs = {}
+    for v in (base, other):
+        runs[f"{v.name}, batch"] = lambda v=v: v.spsc_throughput(1024, batch_items, batch=batch)
+        runs[f"{v.name}, per item"] = lambda v=v: v.spsc_throughput(1024, item_items)
+    for run in runs.values():  # warm-up: each build calibrates its own clock on first use
+        run()
+    return interleave(runs, int_arg(rounds, "rounds", minimum=1, maximum=1000))
+
+
+def bench_keys(quick: bool) -> dict[str, float]:
+    """items/s of chapter 03's batched ring (and of its per-item path) from
+    the installed ``-O2`` core and from the ``-O3 -march=native`` build,
+    interleaved; NaN for the variant's keys where it cannot be built here.
+    The first call on a machine compiles the variant (a few seconds; cached
+    after)."""
+    rounds, items = (3, 4_000_000) if quick else (9, 20_000_000)
+    v = build("o3-native")
+    keys = ("o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch")
+    out: dict[str, float] = dict.fromkeys(keys, math.nan)
+    if not v:
+        base = installed()
+        out["o2_batch_items_per_s"] = base.spsc_throughput(1024, items, batch=256)
+        out["o2_item_items_per_s"] = base.spsc_throughput(1024, items // 5)
+        return out
+    r = compare(v, rounds, batch_items=items, item_items=items // 5)
+    out.update(
+        o2_batch_items_per_s=median(r["installed, batch"]),
+        o2_item_items_per_s=median(r["installed, per item"]),
+        o3_native_batch_items_per_s=median(r["o3-native, batch"]),
+        o3_native_item_items_per_s=median(r["o3-native, per item"]),
+        o3_native_vs_o2_batch=median(ratios(r["o3-native, batch"], r["installed, batch"])),
+    )
+    return out
+
+
+__all__ = [
+    "VARIANTS",
+    "X86_FEATURES",
+    "Variant",
+    "bench_keys",
+    "build",
+    "cache_dir",
+    "compare",
+    "cpu_features",
+    "installed",
+]
