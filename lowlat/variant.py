@@ -25,6 +25,7 @@ import hashlib
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -304,6 +305,24 @@ def bench_keys(quick: bool) -> dict[str, float]:
     return out
 
 
+def vector_registers(path: Path) -> dict[str, int]:
+    """How many instructions of the shared library at ``path`` name a 128-,
+    256- or 512-bit x86 vector register (``xmm``, ``ymm``, ``zmm``), read
+    from ``objdump -d``: where -march=native let the compiler use wider
+    vectors.  Empty when objdump is missing or fails (e.g. not x86)."""
+    exe = shutil.which("objdump")
+    if exe is None:
+        return {}
+    try:
+        res = subprocess.run([exe, "-d", "--no-show-raw-insn", str(path)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if res.returncode != 0:
+        return {}
+    lines = res.stdout.splitlines()
+    return {reg: sum(f"%{reg}" in ln for ln in lines) for reg in ("xmm", "ymm", "zmm")}
+
+
 __all__ = [
     "VARIANTS",
     "X86_FEATURES",
@@ -314,4 +333,5 @@ __all__ = [
     "compare",
     "cpu_features",
     "installed",
+    "vector_registers",
 ]
