@@ -45,7 +45,7 @@ static loop_fn load_loop(int order)
 }
 
 /* Keeps a load loop's sum observable, so the loads cannot be dropped. */
-static volatile uint64_t sink;
+static _Atomic uint64_t sink; /* atomic: two benchmark threads may store to it at once */
 
 static double timed(loop_fn fn, uint64_t iterations)
 {
@@ -59,7 +59,7 @@ static double timed(loop_fn fn, uint64_t iterations)
     uint64_t t0 = ll_now_ns();
     uint64_t r = fn(x, iterations);
     uint64_t t1 = ll_now_ns();
-    sink = r;
+    atomic_store_explicit(&sink, r, memory_order_relaxed); /* relaxed: only keeps the result observable */
     free(x);
     return (double)(t1 - t0) / (double)iterations;
 }
@@ -103,7 +103,7 @@ static void *reader(void *arg)
     uint64_t sum = 0;
     while (!atomic_load_explicit(c->stop, memory_order_relaxed)) /* relaxed: a flag, see writer() */
         sum += atomic_load_explicit(c->x, memory_order_relaxed); /* relaxed: only pulls the line over */
-    sink = sum;
+    atomic_store_explicit(&sink, sum, memory_order_relaxed);     /* relaxed: only keeps the result observable */
     return NULL;
 }
 
