@@ -235,6 +235,7 @@ class SoakReport:
     consumed: int = 0
     dropped: int = 0
     lost: int = 0  # produced - consumed - dropped at the end: always 0
+    not_made: int = 0  # ticks the schedule still owed when the deadline stopped a run that fell behind
     elapsed_s: float = 0.0
     json_path: str = ""
     png_path: str = ""
@@ -249,6 +250,7 @@ class SoakReport:
             "intervals": len(self.intervals),
             "elapsed_s": self.elapsed_s,
             "interrupted": self.interrupted,
+            "not_made": self.not_made,
             "produced": self.produced,
             "consumed": self.consumed,
             "dropped": self.dropped,
@@ -274,12 +276,17 @@ class SoakReport:
 
     def summary_lines(self) -> list[str]:
         s = self.summary()
-        how = "stopped by Ctrl-C" if self.interrupted else "complete"
+        how = "stopped by Ctrl-C" if self.interrupted else "stopped at its deadline" if self.not_made else "complete"
         lines = [
             f"soak {how}: {s['elapsed_s']:.1f} s of {self.minutes * 60:g} s asked, {s['intervals']} intervals, "
             f"{self.consumed:,} ticks processed, {self.dropped:,} dropped, {self.lost} lost "
             "(made - processed - dropped)"
         ]
+        if self.not_made:
+            lines.append(
+                f"  the pipeline fell behind its schedule: stopped at the deadline with {self.not_made:,} ticks "
+                f"not yet made ({self.not_made / (self.rate * self.minutes * 60):.1%} of the schedule)"
+            )
         if "p99_first_us" in s:
             lines.append(
                 f"  P99 first interval {s['p99_first_us']:,.1f} us, last {s['p99_last_us']:,.1f} us "
@@ -320,11 +327,15 @@ def plot_drift(report: SoakReport, path: Path) -> Path:
 
     from lowlat.plot import titled
 
-    ivs = [iv for iv in report.intervals if iv["ticks"] > 0]
+    ivs = [iv for iv in report.intervals if iv["ticks"] > 0 and not iv["partial"]]
+    part = [iv for iv in report.intervals if iv["ticks"] > 0 and iv["partial"]]
     fig, ax = plt.subplots(figsize=(8, 4))
-    t = [iv["t_s"] for iv in ivs]
     for key, label, style in (("max_us", "max", ":"), ("p99_us", "P99", "-"), ("p50_us", "P50", "--")):
-        ax.plot(t, [iv[key] for iv in ivs], style, marker="o", markersize=3, label=label)
+        (line,) = ax.plot(
+            [iv["t_s"] for iv in ivs], [iv[key] for iv in ivs], style, marker="o", markersize=3, label=label
+        )
+        if part:  # a partial interval (the end, or a stop): hollow, not joined to the others
+            ax.plot([iv["t_s"] for iv in part], [iv[key] for iv in part], "o", mfc="none", color=line.get_color())
     ax.set_yscale("log")
     ax.set_xlabel("time since the start (s; each point: the interval ending then)")
     ax.set_ylabel("latency, done - intended (us, log scale)")
@@ -416,9 +427,11 @@ def soak(
     total), watermark (ticks and fraction of the ring), alert (the
     :class:`AlertRule`).  The JSON (default :func:`default_json_path`) is
     rewritten after every interval; the drift plot (``plot``) goes next to
-    it, as .png.  Ctrl-C (SIGINT, main thread) ends it early: the run is
-    stopped and joined, the interval in progress recorded as partial, the
-    JSON written; the report says ``interrupted``."""
+    it, as .png.  A pipeline that falls behind its schedule (it cannot keep
+    the rate) is stopped about one interval after the soak's length, and the
+    report counts the ticks not made.  Ctrl-C (SIGINT, main thread) ends it
+    early: the run is stopped and joined, the interval in progress recorded
+    as partial, the JSON written; the report says ``interrupted``."""
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not math.isfinite(minutes) or minutes <= 0:
         raise ValueError(f"minutes must be a positive number, got {minutes!r}")
     base = config or best_config(ticks=1_000)
@@ -458,6 +471,8 @@ def soak(
         while True:
             due = (k + 1) * interval_s
             now = running.snapshot()
+            if now.t_s >= total_s + max(1.0, interval_s):  # behind its schedule: the soak keeps its length
+                running.stop()
             while now.running and now.t_s < due:
                 time.sleep(min(0.1, max(0.001, due - now.t_s)))  # short naps: Ctrl-C is seen at once
                 now = running.snapshot()
@@ -493,6 +508,8 @@ def soak(
             report.intervals.append(row)
             out(_line(row, total_s))
         report.produced, report.consumed = result.produced, result.consumed
+        if result.interrupted and not report.interrupted:
+            report.not_made = cfg.ticks - result.produced
         report.dropped = result.dropped_full + result.dropped_pool
         report.lost = result.lost
         report.elapsed_s = snap.t_s
