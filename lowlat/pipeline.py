@@ -574,6 +574,14 @@ class Running:
         assert self._result is not None
         return self._result
 
+    def __del__(self) -> None:
+        # Stop and join the threads BEFORE the histograms and the sample
+        # array they write into are freed (attributes go after __del__).
+        p = getattr(self, "_p", None)
+        if p is not None:
+            self._p = None
+            ffi.release(p)  # ll_pipeline_destroy: stop, join, free
+
     def close(self) -> PipelineResult:
         """Stops the run and joins it: what a ``with`` block does on leaving."""
         self.stop()

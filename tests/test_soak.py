@@ -83,6 +83,9 @@ def test_stop_ends_a_background_run_longer_than_run_allows() -> None:
     assert not run.snapshot().running and _threads() == before
     with pytest.raises(ValueError, match="intervals=True"):
         run.cut()
+    forgotten = pl.start(long, ticks=10**9, sample_capacity=0, intervals=True)
+    del forgotten  # never joined: its threads are stopped and joined before its buffers go
+    assert _threads() == before
 
 
 def test_alert_fires_under_overload_and_is_silent_at_a_low_rate() -> None:
