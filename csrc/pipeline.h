@@ -120,7 +120,7 @@ int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *
 typedef struct ll_pipeline ll_pipeline;
 
 typedef struct {
-    uint64_t produced;     /* ticks made so far (the one waiting for room included) */
+    uint64_t produced;     /* ticks made so far (the one waiting for room included; a stop takes it back) */
     uint64_t consumed;     /* ticks fully processed */
     uint64_t dropped_full; /* ring full under LL_FULL_DROP */
     uint64_t dropped_pool; /* no free feature object */

@@ -419,7 +419,9 @@ class Snapshot:
     """The live counters of a running pipeline, read while it runs
     (:meth:`Running.snapshot`).  ``watermark``: the most ticks seen in the
     ring at once since the start (sampled by the producer every 64 ticks,
-    exact when the ring was full); ``t_s``: seconds since :func:`start`."""
+    exact when the ring was full); ``t_s``: seconds since :func:`start`.
+    Every count only grows, except ``produced`` when a stop finds a tick
+    waiting for room: that tick is taken back (never sent), one less."""
 
     t_s: float
     produced: int
