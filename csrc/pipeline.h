@@ -101,8 +101,60 @@ typedef struct {
 /* Runs the pipeline.  lat_intended / lat_sent: histograms (ns) of done minus
  * intended and done minus sent (either may be NULL); samples: an array of
  * cfg->sample_capacity entries (NULL only when sample_capacity is 0).
- * LL_OK, LL_EINVAL (a field out of range), LL_ENOMEM, LL_ESYS (threads). */
+ * LL_OK, LL_EINVAL (a field out of range), LL_ENOMEM, LL_ESYS (threads).
+ * The same as ll_pipeline_start then ll_pipeline_join and _destroy. */
 int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent, ll_pipeline_sample *samples,
                     ll_pipeline_result *out);
+
+/* A run in the background, watched while it goes on.
+ *
+ * ll_pipeline_start starts the two threads and returns at once.  Any thread
+ * may then read the live counters (ll_pipeline_snapshot); ONE monitor thread
+ * may close intervals (ll_pipeline_cut), ask for a stop (ll_pipeline_stop),
+ * join (ll_pipeline_join) and destroy.  The live counters are written by
+ * their owner thread alone, on cache lines of its own, with plain (relaxed
+ * or release) stores: watching costs the pipeline one line transfer per
+ * read, never a locked instruction.
+ * Ownership: start copies cfg; the caller's histograms and sample array must
+ * outlive the run (until join); ll_pipeline_destroy frees the rest. */
+typedef struct ll_pipeline ll_pipeline;
+
+typedef struct {
+    uint64_t produced;     /* ticks made so far (the one waiting for room included; a stop takes it back) */
+    uint64_t consumed;     /* ticks fully processed */
+    uint64_t dropped_full; /* ring full under LL_FULL_DROP */
+    uint64_t dropped_pool; /* no free feature object */
+    uint64_t watermark;    /* the most ticks seen in the ring at once since the start (sampled, see below) */
+    uint64_t capacity;     /* the ring's capacity, ticks */
+    int running;           /* 1 until both threads have ended */
+} ll_pipeline_live;
+
+/* The ring's occupancy is sampled by the producer every 64 ticks (made minus
+ * taken, taken read from the consumer's line) and set to the capacity when a
+ * push finds the ring full: the watermark is exact at 100%, and below it may
+ * miss a peak that came and went within 64 ticks. */
+
+/* Starts a run (cfg and the arguments as ll_pipeline_run).  intervals: 1 to
+ * keep a latency histogram (done minus intended) per interval, closed by
+ * ll_pipeline_cut; 0 for none.  NULL on error, with *status LL_EINVAL,
+ * LL_ENOMEM or LL_ESYS; LL_OK otherwise. */
+ll_pipeline *ll_pipeline_start(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent,
+                               ll_pipeline_sample *samples, int intervals, int *status);
+/* The live counters, from any thread, at any time.  Consistent in one way:
+ * produced >= consumed + dropped_full + dropped_pool (the rest is in flight). */
+void ll_pipeline_snapshot(ll_pipeline *p, ll_pipeline_live *out);
+/* Closes the current interval: its latencies are added to `lat` (any layout)
+ * and its highest sampled occupancy is put in *watermark; the next interval
+ * starts.  Waits (sleeping) until both threads have switched, at most about
+ * 64 ticks or one stage's busy work.  LL_OK, or LL_EINVAL when the run was
+ * started without intervals. */
+int ll_pipeline_cut(ll_pipeline *p, ll_hist *lat, uint64_t *watermark);
+/* Asks both threads to end soon (within about 64 ticks); returns at once. */
+void ll_pipeline_stop(ll_pipeline *p);
+/* Waits for both threads and fills *out as ll_pipeline_run does: LL_OK, or
+ * LL_STOPPED when the run ended early (a stop request, here or Ctrl-C). */
+int ll_pipeline_join(ll_pipeline *p, ll_pipeline_result *out);
+/* Stops and joins the run if that is not done, then frees it.  NULL is fine. */
+void ll_pipeline_destroy(ll_pipeline *p);
 
 #endif

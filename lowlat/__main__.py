@@ -1,4 +1,4 @@
-"""The learner's command line: ``python -m lowlat {doctor,bench,tour,grade}``.
+"""The learner's command line: ``python -m lowlat {doctor,bench,tour,grade,soak}``.
 
 Author and instructor commands are in the repository's ``tools/``
 (``python -m tools --help``).
@@ -6,11 +6,13 @@ Author and instructor commands are in the repository's ``tools/``
 A user error (a bad argument, a file that is missing, unreadable or not
 what it should be) is one line on stderr and exit status 2; ``--debug``
 shows the traceback instead.  Ctrl-C stops a command within about a second
-with exit status 130, after printing what was measured so far."""
+with exit status 130, after printing what was measured so far; a soak is
+meant to be stopped that way, so there it exits 0 with its summary."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -94,6 +96,34 @@ def _care(before: Any, after: Any) -> None:
     why = conditions(before=before, after=after)
     if why:
         print("\nRead these with care: " + "; ".join(why) + ".")
+
+
+def _positive(text: str, option: str, *, allow_zero: bool = False) -> float:
+    """``text`` as a finite number > 0; UserError (one line) otherwise."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise UserError(f"{option} must be a number, got {text!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise UserError(f"{option} must be a positive number, got {text}")
+    return x
+
+
+def _soak(args: argparse.Namespace) -> int:
+    minutes = _positive(args.minutes, "--minutes")
+    rate = None if args.rate is None else _positive(args.rate, "--rate")
+    if rate is not None and rate > 1e9:
+        raise UserError(f"--rate must be at most 1e9 ticks/s, got {args.rate}")
+    interval = None if args.interval is None else _positive(args.interval, "--interval")
+    if interval is not None and interval > minutes * 60:
+        raise UserError(f"--interval {args.interval} s is longer than the soak ({minutes * 60:g} s)")
+    from lowlat.soak import default_json_path, soak
+
+    path = writable_file(args.json) if args.json is not None else default_json_path()
+    if args.json is None:
+        writable_file(str(path))
+    report = soak(minutes, rate, interval, path)
+    return 0 if report.lost == 0 else 1
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -260,10 +290,29 @@ def _main(argv: list[str]) -> int:
     g.add_argument("name", help="the exercise (e.g. mpmc)")
     g.add_argument("file", help="your file (e.g. exercises/03_spsc/mpmc/mpmc.c)")
     g.add_argument("--no-timing", action="store_true", help="skip the (ungraded) timing run")
+    s = sub.add_parser(
+        "soak",
+        help="run the pipeline for minutes, a progress line per interval, JSON and a drift plot",
+        description=(
+            "Runs the pipeline as ONE open-loop run for MINUTES, closing an interval every S seconds: per interval "
+            "P50/P99/max latency (us, from each tick's due time), RSS (MiB), drops and the ring's high-watermark, "
+            "as a progress line and in the JSON (rewritten after every interval). At the end: a summary and the "
+            "drift plot (PNG next to the JSON). Ctrl-C stops it cleanly: exit 0, the summary so far, the JSON "
+            "written."
+        ),
+    )
+    s.add_argument("--minutes", default="10", metavar="N", help="how long, minutes (a float: 0.2 is 12 s; default 10)")
+    s.add_argument(
+        "--rate", metavar="R", help="ticks per second on the open-loop schedule (default the pipeline's, 200,000)"
+    )
+    s.add_argument(
+        "--interval", metavar="S", help="seconds per progress line (default 10, or a tenth of a shorter soak)"
+    )
+    s.add_argument("--json", metavar="FILE", help="where the JSON goes (default ./soak-YYYYmmdd-HHMMSS.json)")
     for name in MOVED:  # listed in --help; handled above
         sub.add_parser(name, help=f"authors/instructors: moved to `{MOVED[name]}`")
     args = p.parse_args(argv)
-    handlers = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade}
+    handlers = {"doctor": _doctor, "bench": _bench, "tour": _tour, "grade": _grade, "soak": _soak}
     return handlers[args.cmd](args)
 
 

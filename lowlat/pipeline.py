@@ -13,6 +13,8 @@ what a naive benchmark measures).
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,6 +36,10 @@ STAGES = ("parse", "features", "risk", "encode")
 # Ctrl-C stops a run early in any case (lowlat.interrupt).
 MAX_RUN_S = 600.0
 MAX_CAPACITY = 1 << 24
+MAX_TICKS = 50_000_000  # a run() that keeps one sample per tick: 3.2 GB at most
+# A background run (start()) may be much longer: it is stopped by its owner,
+# and keeps at most MAX_TICKS raw samples (sample_capacity must say so).
+MAX_BACKGROUND_TICKS = 10**13
 
 # One processed tick, as csrc/pipeline.h lays it out (ll_pipeline_sample, 64
 # bytes).  C writes straight into an array of these: checked against the
@@ -115,17 +121,24 @@ class PipelineConfig:
     handoff: str = "slots"
     clock: str = "tsc"
 
-    def validate(self) -> PipelineConfig:
+    def validate(self, *, background: bool = False) -> PipelineConfig:
         """Checks every field; returns self.  Raises ValueError/TypeError
-        that name the field and what is allowed."""
-        int_arg(self.ticks, "ticks", minimum=1, maximum=50_000_000)
+        that name the field and what is allowed.  ``background``: the limits
+        of :func:`start` (up to :data:`MAX_BACKGROUND_TICKS` ticks and no
+        :data:`MAX_RUN_S` cap, with at most :data:`MAX_TICKS` samples kept)."""
+        int_arg(self.ticks, "ticks", minimum=1, maximum=MAX_BACKGROUND_TICKS if background else MAX_TICKS)
+        if background and self.kept > MAX_TICKS:
+            raise ValueError(
+                f"a background run of {self.ticks:,} ticks would keep {self.kept:,} raw samples; set "
+                f"sample_capacity to at most {MAX_TICKS:,} (0 keeps none: the histograms still see every tick)"
+            )
         _choice(self.producer, "producer", ("closed", "open"))
         if self.producer == "open":
             if isinstance(self.rate, bool) or not isinstance(self.rate, (int, float)):
                 raise TypeError(f"rate must be a number of ticks per second, got {self.rate!r}")
             if not (math.isfinite(self.rate) and 0 < self.rate <= 1e9):
                 raise ValueError(f"rate must be in (0, 1e9] ticks per second for an open loop, got {self.rate!r}")
-            if self.ticks / self.rate > MAX_RUN_S:
+            if not background and self.ticks / self.rate > MAX_RUN_S:
                 raise ValueError(
                     f"an open loop of {self.ticks:,} ticks at {self.rate:g} ticks/s would run "
                     f"{self.ticks / self.rate:,.0f} s; at most {MAX_RUN_S:g} s is allowed "
@@ -155,7 +168,7 @@ class PipelineConfig:
         _choice(self.handoff, "handoff", tuple(HANDOFFS))
         _choice(self.clock, "clock", tuple(CLOCKS))
         if self.sample_capacity is not None:
-            int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=50_000_000)
+            int_arg(self.sample_capacity, "sample_capacity", minimum=0, maximum=MAX_TICKS)
         if not isinstance(self.work_ns, (tuple, list)):
             raise TypeError(f"work_ns must be a tuple of 4 ints (ns per stage {STAGES}), got {self.work_ns!r}")
         if len(self.work_ns) != 4:
@@ -163,7 +176,7 @@ class PipelineConfig:
         for w in self.work_ns:
             int_arg(w, "work_ns", minimum=0, maximum=10**9)
         work_s = self.ticks * sum(self.work_ns) / 1e9
-        if work_s > MAX_RUN_S:
+        if not background and work_s > MAX_RUN_S:
             raise ValueError(
                 f"work_ns {tuple(self.work_ns)} for each of {self.ticks:,} ticks is {work_s:,.0f} s of busy work; "
                 f"at most {MAX_RUN_S:g} s is allowed (less work per stage, or fewer ticks)"
@@ -247,7 +260,9 @@ class PipelineResult:
     intended: Histogram = field(repr=False)
     sent: Histogram = field(repr=False)
     samples: np.ndarray = field(repr=False)
-    interrupted: bool = False  # Ctrl-C ended the run early: every count covers the ticks made before it
+    interrupted: bool = (
+        False  # Ctrl-C (or Running.stop) ended the run early: every count covers the ticks made before it
+    )
     tsc: bool = False  # the stamps came from the timestamp counter
 
     @property
@@ -307,7 +322,7 @@ class PipelineResult:
         )
 
 
-def _resolve(config: PipelineConfig | None, changes: dict[str, Any]) -> PipelineConfig:
+def _resolve(config: PipelineConfig | None, changes: dict[str, Any], background: bool = False) -> PipelineConfig:
     """``config`` (default :func:`best_config`) with ``changes`` applied, validated."""
     if config is not None and not isinstance(config, PipelineConfig):
         raise TypeError(f"config must be a PipelineConfig (or None for best_config()), got {type(config).__name__}")
@@ -317,17 +332,13 @@ def _resolve(config: PipelineConfig | None, changes: dict[str, Any]) -> Pipeline
             f"unknown PipelineConfig field(s) {', '.join(unknown)}; the fields are "
             f"{', '.join(PipelineConfig.__dataclass_fields__)}"
         )
-    return replace(config or best_config(), **changes).validate()
+    return replace(config or best_config(), **changes).validate(background=background)
 
 
-def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
-    """Runs the pipeline with ``config`` (default :func:`best_config`),
-    updated by ``changes`` (field=value).  Ctrl-C stops the run within a
-    millisecond and raises :class:`lowlat.interrupt.Interrupted`, whose
-    ``partial`` is the result of the ticks made before the stop."""
-    cfg = _resolve(config, changes)
+def _c_config(cfg: PipelineConfig) -> Any:
+    """A new ``ll_pipeline_cfg *`` (owned by the returned cdata) for ``cfg``."""
     waits = {k: WAITS[v] for k, v in (("producer_wait", cfg.producer_wait), ("consumer_wait", cfg.consumer_wait))}
-    c = ffi.new(
+    return ffi.new(
         "ll_pipeline_cfg *",
         {
             "ticks": cfg.ticks,
@@ -347,6 +358,15 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
             **waits,
         },
     )
+
+
+def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
+    """Runs the pipeline with ``config`` (default :func:`best_config`),
+    updated by ``changes`` (field=value).  Ctrl-C stops the run within a
+    millisecond and raises :class:`lowlat.interrupt.Interrupted`, whose
+    ``partial`` is the result of the ticks made before the stop."""
+    cfg = _resolve(config, changes)
+    c = _c_config(cfg)
     samples = np.zeros(cfg.kept, SAMPLE_DTYPE)  # owned here; C writes into it
     buf = ffi.cast("ll_pipeline_sample *", ffi.from_buffer(samples, require_writable=True)) if cfg.kept else ffi.NULL
     intended, sent = Histogram(1, HOUR_NS, 3), Histogram(1, HOUR_NS, 3)
@@ -392,6 +412,203 @@ def _result(
         interrupted,
         bool(out.tsc),
     )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The live counters of a running pipeline, read while it runs
+    (:meth:`Running.snapshot`).  ``watermark``: the most ticks seen in the
+    ring at once since the start (sampled by the producer every 64 ticks,
+    exact when the ring was full); ``t_s``: seconds since :func:`start`.
+    Every count only grows, except ``produced`` when a stop finds a tick
+    waiting for room: that tick is taken back (never sent), one less."""
+
+    t_s: float
+    produced: int
+    consumed: int
+    dropped_full: int
+    dropped_pool: int
+    watermark: int
+    capacity: int
+    running: bool
+
+    @property
+    def dropped(self) -> int:
+        return self.dropped_full + self.dropped_pool
+
+    @property
+    def in_flight(self) -> int:
+        """Made and not yet processed or dropped: in the ring or in the consumer (>= 0)."""
+        return self.produced - self.consumed - self.dropped
+
+    @property
+    def watermark_fraction(self) -> float:
+        """The watermark as a fraction of the ring's capacity (0..1)."""
+        return self.watermark / self.capacity
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One closed interval of a running pipeline (:meth:`Running.cut`):
+    ``latency`` (ns, done minus intended) of the ticks processed in it,
+    ``watermark`` the highest occupancy the producer sampled in it (ticks),
+    ``t_s`` seconds since :func:`start` when it was closed.  Its edges are
+    where each thread noticed the cut: within about 64 ticks of each other."""
+
+    t_s: float
+    latency: Histogram = field(repr=False)
+    watermark: int
+    capacity: int
+
+
+class Running:
+    """A pipeline running in the background (made by :func:`start`).  It
+    owns the C run and the buffers C writes into; :meth:`join` (or leaving a
+    ``with`` block, or garbage collection) stops nothing by itself but waits
+    for the end and frees it; :meth:`stop` asks it to end early.  Methods
+    may be called from one thread at a time (a lock makes sure)."""
+
+    def __init__(self, cfg: PipelineConfig, intervals: bool) -> None:
+        self.config = cfg
+        self._c = _c_config(cfg)
+        self._samples = np.zeros(cfg.kept, SAMPLE_DTYPE)  # owned here; C writes into it until join
+        buf = (
+            ffi.cast("ll_pipeline_sample *", ffi.from_buffer(self._samples, require_writable=True))
+            if cfg.kept
+            else ffi.NULL
+        )
+        self._buf = buf
+        self._intended, self._sent = Histogram(1, HOUR_NS, 3), Histogram(1, HOUR_NS, 3)
+        self._lock = threading.Lock()
+        self._result: PipelineResult | None = None
+        self._final_watermark = 0
+        self._tail: Interval | None = None  # the interval still open at join, handed out by the next cut()
+        self._intervals = intervals
+        status = ffi.new("int *")
+        self._t0 = time.monotonic()
+        p = lib.ll_pipeline_start(self._c, self._intended._h, self._sent._h, buf, int(intervals), status)
+        check_status(int(status[0]), "pipeline start")
+        # Freed when this object goes (destroy stops and joins first): never a thread left behind.
+        self._p = ffi.gc(p, lib.ll_pipeline_destroy)
+
+    def snapshot(self) -> Snapshot:
+        """The live counters now (any time, also after the end)."""
+        live = ffi.new("ll_pipeline_live *")
+        with self._lock:
+            if self._p is None:
+                r = self._result
+                assert r is not None
+                return Snapshot(
+                    time.monotonic() - self._t0,
+                    r.produced,
+                    r.consumed,
+                    r.dropped_full,
+                    r.dropped_pool,
+                    self._final_watermark,
+                    r.config.capacity,
+                    False,
+                )
+            lib.ll_pipeline_snapshot(self._p, live)
+        return Snapshot(
+            time.monotonic() - self._t0,
+            int(live.produced),
+            int(live.consumed),
+            int(live.dropped_full),
+            int(live.dropped_pool),
+            int(live.watermark),
+            int(live.capacity),
+            bool(live.running),
+        )
+
+    @property
+    def running(self) -> bool:
+        """True until both of the run's threads have ended."""
+        return self.snapshot().running
+
+    def cut(self) -> Interval:
+        """Closes the current interval and returns it (needs
+        ``start(..., intervals=True)``).  Waits until both threads have
+        switched: about 64 ticks, or one stage's busy work."""
+        if not self._intervals:
+            raise ValueError("cut() needs a run started with intervals=True")
+        with self._lock:
+            if self._p is None:  # joined: the interval that was open then, once; empty ones after it
+                tail, self._tail = self._tail, None
+                return tail or Interval(time.monotonic() - self._t0, Histogram(1, HOUR_NS, 3), 0, self.config.capacity)
+            return self._cut()
+
+    def _cut(self) -> Interval:
+        lat = Histogram(1, HOUR_NS, 3)
+        wm = ffi.new("uint64_t *")
+        check_status(lib.ll_pipeline_cut(self._p, lat._h, wm), "pipeline cut")
+        return Interval(time.monotonic() - self._t0, lat, int(wm[0]), self.config.capacity)
+
+    def stop(self) -> None:
+        """Asks both threads to end within about 64 ticks; returns at once."""
+        with self._lock:
+            if self._p is not None:
+                lib.ll_pipeline_stop(self._p)
+
+    def join(self, timeout: float | None = None) -> PipelineResult:
+        """Waits for the end (polling, so Ctrl-C is seen within 10 ms) and
+        returns the run's result (``interrupted`` when it was stopped early);
+        frees the C run.  TimeoutError after ``timeout`` seconds (the run
+        goes on).  Later calls return the same result."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._p is not None and self.snapshot().running:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"the pipeline was still running after {timeout:g} s")
+            time.sleep(0.01)
+        with self._lock:
+            if self._p is not None:
+                live = ffi.new("ll_pipeline_live *")
+                lib.ll_pipeline_snapshot(self._p, live)
+                self._final_watermark = int(live.watermark)
+                if self._intervals:
+                    self._tail = self._cut()
+                out = ffi.new("ll_pipeline_result *")
+                rc = check_status(lib.ll_pipeline_join(self._p, out), "pipeline run")
+                self._result = _result(
+                    self.config, out, self._intended, self._sent, self._samples, rc == lib.LL_STOPPED
+                )
+                ffi.release(self._p)  # runs the finalizer (ll_pipeline_destroy) now, once
+                self._p = None
+        assert self._result is not None
+        return self._result
+
+    def __del__(self) -> None:
+        # Stop and join the threads BEFORE the histograms and the sample
+        # array they write into are freed (attributes go after __del__).
+        p = getattr(self, "_p", None)
+        if p is not None:
+            self._p = None
+            ffi.release(p)  # ll_pipeline_destroy: stop, join, free
+
+    def close(self) -> PipelineResult:
+        """Stops the run and joins it: what a ``with`` block does on leaving."""
+        self.stop()
+        return self.join()
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start(config: PipelineConfig | None = None, *, intervals: bool = False, **changes: Any) -> Running:
+    """Starts the pipeline in the background with ``config`` (default
+    :func:`best_config`) updated by ``changes``, and returns at once: poll
+    :meth:`Running.snapshot` while it runs, :meth:`Running.cut` per interval
+    (``intervals=True``: one extra histogram record per tick), and
+    :meth:`Running.join` for the :class:`PipelineResult` (identical to what
+    :func:`run` returns).  A background run may be longer than
+    :data:`MAX_RUN_S` (up to :data:`MAX_BACKGROUND_TICKS` ticks); it keeps
+    at most :data:`MAX_TICKS` raw samples.  Ctrl-C reaches it only inside
+    :func:`lowlat.interrupt.stoppable`: stop it yourself (``with start(...)
+    as r:`` stops and joins on leaving)."""
+    cfg = _resolve(config, changes, background=True)
+    return Running(cfg, intervals)
 
 
 @dataclass
@@ -459,11 +676,15 @@ __all__ = [
     "STAGES",
     "WAITS",
     "FloorResult",
+    "Interval",
     "PipelineConfig",
     "PipelineResult",
+    "Running",
+    "Snapshot",
     "best_config",
     "check_sample_layout",
     "floor",
     "run",
     "seed_config",
+    "start",
 ]

@@ -6,12 +6,18 @@
  * and sample mode, with a pool small enough to run dry, and checks the
  * invariants: produced = consumed + dropped_full + dropped_pool; the kept
  * samples are in production order with ordered timestamps; the histograms
- * hold one count per processed tick.  Exit status 0 only if all held. */
+ * hold one count per processed tick.  Then runs started in the background
+ * while this thread, the monitor, reads the live counters and cuts intervals
+ * as fast as it can: the counters never go down, never count more taken than
+ * made, and the intervals hold every processed tick once; a stop ends a long
+ * run with nothing lost.  Exit status 0 only if all held. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "ll_wait.h"
 #include "pipeline.h"
+#include "stop.h"
 
 static unsigned long errors;
 
@@ -57,6 +63,68 @@ static void run(const char *what, ll_pipeline_cfg cfg)
     free(s);
     ll_hist_destroy(hi);
     ll_hist_destroy(hs);
+}
+
+/* One background run watched from here; stop_after: cuts before a stop (0: run to the end). */
+static void monitored(const char *what, ll_pipeline_cfg cfg, unsigned stop_after)
+{
+    ll_hist *hi = ll_hist_create(1, 3600000000000ull, 3), *acc = ll_hist_create(1, 3600000000000ull, 3);
+    int st = 0;
+    ll_pipeline *p = hi && acc ? ll_pipeline_start(&cfg, hi, NULL, NULL, 1, &st) : NULL;
+    if (p == NULL) {
+        fail(what, "could not start");
+        ll_hist_destroy(hi);
+        ll_hist_destroy(acc);
+        return;
+    }
+    ll_pipeline_live prev = {0}, now;
+    uint64_t wm, cuts = 0, wm_max = 0;
+    for (unsigned n = 0;; n++) {
+        ll_pipeline_snapshot(p, &now);
+        if (now.consumed + now.dropped_full + now.dropped_pool > now.produced)
+            fail(what, "a snapshot counts more taken than made");
+        if (now.produced < prev.produced || now.consumed < prev.consumed || now.dropped_full < prev.dropped_full ||
+            now.dropped_pool < prev.dropped_pool || now.watermark < prev.watermark)
+            fail(what, "a live counter went down");
+        if (now.watermark > now.capacity)
+            fail(what, "watermark above the capacity");
+        prev = now;
+        if (!now.running)
+            break;
+        if (n % 4 == 0) {
+            if (ll_pipeline_cut(p, acc, &wm) != LL_OK)
+                fail(what, "cut failed");
+            wm_max = wm > wm_max ? wm : wm_max;
+            cuts++;
+        }
+        if (stop_after && cuts == stop_after)
+            ll_pipeline_stop(p);
+        else if (n % 2)
+            ll_sleep_ns(50000);
+    }
+    ll_pipeline_result r;
+    int rc = ll_pipeline_join(p, &r);
+    ll_pipeline_cut(p, acc, &wm); /* what the threads did after the last cut */
+    wm_max = wm > wm_max ? wm : wm_max;
+    ll_pipeline_snapshot(p, &now);
+    if (rc != (stop_after ? LL_STOPPED : LL_OK))
+        fail(what, stop_after ? "a stopped run did not say so" : "ll_pipeline_join failed");
+    if (r.produced != r.consumed + r.dropped_full + r.dropped_pool)
+        fail(what, "a tick was lost: produced != consumed + dropped");
+    if (!stop_after && r.produced != cfg.ticks)
+        fail(what, "produced != ticks");
+    if (now.produced != r.produced || now.consumed != r.consumed || now.running)
+        fail(what, "the last snapshot differs from the result");
+    if (ll_hist_count(acc) != r.consumed || ll_hist_count(hi) != r.consumed)
+        fail(what, "the intervals do not hold every processed tick once");
+    if (wm_max > cfg.capacity)
+        fail(what, "an interval's watermark is above the capacity");
+    printf("%-34s produced %llu consumed %llu dropped %llu/%llu cuts %llu watermark %llu\n", what,
+           (unsigned long long)r.produced, (unsigned long long)r.consumed, (unsigned long long)r.dropped_full,
+           (unsigned long long)r.dropped_pool, (unsigned long long)cuts, (unsigned long long)now.watermark);
+    ll_pipeline_destroy(p);
+    ll_hist_destroy(hi);
+    ll_hist_destroy(acc);
 }
 
 int main(int argc, char **argv)
@@ -127,6 +195,24 @@ int main(int argc, char **argv)
     c.producer_wait = c.consumer_wait = LL_WAIT_SLEEP;
     c.sample_capacity = 0;
     run("closed, sleep, no samples", c);
+
+    /* Watched while they run. */
+    c = base;
+    c.sample_capacity = 0;
+    monitored("monitored, closed, wait", c, 0);
+    c.producer_mode = LL_PRODUCER_OPEN;
+    c.rate_per_s = 2e6;
+    c.full_policy = LL_FULL_DROP;
+    c.capacity = 8;
+    c.handoff = LL_HANDOFF_CURSORS;
+    c.work_ns[1] = 200;
+    monitored("monitored, open 2M/s, drop, stage work", c, 0);
+    c = base;
+    c.sample_capacity = 0;
+    c.ticks = 1000000000ull; /* stopped long before */
+    c.pool_blocks = 16;
+    c.hold_ns = 100000;
+    monitored("monitored, stopped, pool runs dry", c, 20);
 
     ll_pipeline_cfg bad = base;
     ll_pipeline_result r;
