@@ -159,45 +159,48 @@ class _Link:
     def __init__(self, transfer: _Transfer) -> None:
         self._transfer = transfer
         self._todo: queue.SimpleQueue[bool] = queue.SimpleQueue()
-        self._done: queue.SimpleQueue[float] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[tuple[float, float]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="lowlat-allreduce", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while self._todo.get():  # False: stop
+            start = time.perf_counter()
             self._transfer()
-            self._done.put(time.perf_counter())
+            self._done.put((start, time.perf_counter()))
 
     def send(self) -> None:
         """Queues one bucket's transfer (returns at once)."""
         self._todo.put(True)
 
-    def wait(self, n: int) -> float:
-        """Waits for ``n`` transfers to finish; the time (perf_counter, s) the last one did."""
-        last = 0.0
-        for _ in range(n):
-            last = self._done.get()
-        return last
+    def wait(self, n: int) -> list[tuple[float, float]]:
+        """Waits for ``n`` transfers to finish; returns when each one ran
+        (start, end; perf_counter seconds)."""
+        return [self._done.get() for _ in range(n)]
 
     def close(self) -> None:
         self._todo.put(False)
         self._thread.join()
 
 
-def _step(backward: _Backward, link: _Link, buckets: int, k: int) -> float:
+def _step(backward: _Backward, link: _Link, buckets: int, k: int, hidden_ms: list[float]) -> float:
     """One step (ms): backward in ``buckets`` chunks; bucket ``i``'s
     transfer queued on the link right after chunk ``i`` for the first ``k``
     buckets, the rest queued after backward; the step ends when the last
-    transfer is through."""
+    transfer is through.  Appends to ``hidden_ms`` how long transfers ran
+    while backward was still running (ms)."""
     t0 = time.perf_counter()
     for i in range(buckets):
         backward.chunk()
         if i < k:
             link.send()
+    t_backward = time.perf_counter()
     for _ in range(buckets - k):
         link.send()
-    link.wait(buckets)
-    return (time.perf_counter() - t0) * 1e3
+    spans = link.wait(buckets)
+    t_end = time.perf_counter()
+    hidden_ms.append(sum(max(0.0, min(end, t_backward) - start) for start, end in spans) * 1e3)
+    return (t_end - t0) * 1e3
 
 
 @contextmanager
@@ -229,7 +232,9 @@ def can_pin() -> bool:
 class OverlapRun:
     """A measured sweep: per overlap fraction, the step time of each round
     (ms); ``compute_ms`` and ``comm_ms`` each round's backward alone and all
-    buckets' transfers alone (same rounds, interleaved with the steps)."""
+    buckets' transfers alone (same rounds, interleaved with the steps);
+    ``hidden_ms`` per fraction and round, how long transfers ran while
+    backward was still running (ms): 0 without overlap, by construction."""
 
     mode: str
     buckets: int
@@ -238,6 +243,7 @@ class OverlapRun:
     step_ms: dict[float, list[float]]
     compute_ms: list[float]
     comm_ms: list[float]
+    hidden_ms: dict[float, list[float]] = field(default_factory=dict)  # per round: transfer time inside backward
     threads_left: int = 0
     target_ms: tuple[float, float] = field(default=(0.0, 0.0))  # (compute, comm) the run was sized for
 
@@ -318,10 +324,13 @@ def run_overlap(
                 return (time.perf_counter() - t0) * 1e3
 
             variants: dict[str, Callable[[], float]] = {"compute": alone_compute, "comm": alone_comm}
+            hidden: dict[float, list[float]] = {f: [] for f in fracs}
             for f in fracs:
-                variants[repr(f)] = partial(_step, backward, link, buckets, ks[f])
+                variants[repr(f)] = partial(_step, backward, link, buckets, ks[f], hidden[f])
             for fn in variants.values():
                 fn()  # warm-up
+            for h in hidden.values():
+                h.clear()  # the warm-up's
             got = interleave(variants, rounds)
         finally:
             link.close()
@@ -334,6 +343,7 @@ def run_overlap(
         {f: got[repr(f)] for f in fracs},
         got["compute"],
         got["comm"],
+        hidden,
         left,
         (compute_ms, comm_ms),
     )

@@ -39,34 +39,38 @@ STREAMS = {"copy": 2, "add": 3}
 
 def _dtype(dtype: Any) -> np.dtype:
     """float32 or float64, refusing every other dtype."""
+    if dtype is None:  # np.dtype(None) would be float64
+        raise TypeError("dtype must be float32 or float64, got None")
     try:
         d = np.dtype(dtype)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise TypeError(f"dtype must be float32 or float64, got {dtype!r}") from exc
     if d.name not in DTYPES:
         raise ValueError(f"dtype must be float32 or float64, got {d.name}")
     return d
 
 
+def _kernel(kernel: Any) -> str:
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    return kernel
+
+
 def kernel_flops(kernel: str, n: int) -> float:
     """FLOPs of one run: matmul of ``n x n`` 2 n^3, add n, copy 0."""
-    n = int_arg(n, "n", minimum=1)
+    kernel, n = _kernel(kernel), int_arg(n, "n", minimum=1)
     if kernel == "matmul":
         return 2.0 * n**3
-    if kernel in STREAMS:
-        return float(n) if kernel == "add" else 0.0
-    raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    return float(n) if kernel == "add" else 0.0
 
 
 def kernel_bytes(kernel: str, n: int, dtype: Any) -> float:
     """Bytes one run moves at least once (compulsory traffic): matmul
     3 n^2 x itemsize (two inputs, one output), copy 2 n, add 3 n."""
-    n, size = int_arg(n, "n", minimum=1), _dtype(dtype).itemsize
+    kernel, n, size = _kernel(kernel), int_arg(n, "n", minimum=1), _dtype(dtype).itemsize
     if kernel == "matmul":
         return 3.0 * n * n * size
-    if kernel in STREAMS:
-        return float(STREAMS[kernel] * n * size)
-    raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    return float(STREAMS[kernel] * n * size)
 
 
 def intensity(kernel: str, n: int, dtype: Any) -> float:
@@ -193,7 +197,7 @@ def measure(
     peak_n = int_arg(peak_n, "peak_n", minimum=1, maximum=4096)
     stream_n = int_arg(default_stream_n() if stream_n is None else stream_n, "stream_n", minimum=1, maximum=10**8)
     rounds = int_arg(rounds, "rounds", minimum=1, maximum=1000)
-    if isinstance(kernels, str) or not kernels or any(k not in KERNELS for k in kernels):
+    if not isinstance(kernels, (tuple, list)) or not kernels or any(k not in KERNELS for k in kernels):
         raise ValueError(f"kernels must be a non-empty tuple of {', '.join(KERNELS)}, got {kernels!r}")
     rng = np.random.default_rng(0)
     variants: dict[str, Callable[[], float]] = {}
