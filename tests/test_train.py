@@ -5,13 +5,15 @@ checks.  Timing assertions only compare two things measured in one run."""
 from __future__ import annotations
 
 import math
+import os
+import statistics
 import threading
 import time
 
 import numpy as np
 import pytest
 
-from lowlat.train import batching, checkpoint, loader, roofline, stragglers
+from lowlat.train import batching, checkpoint, loader, overlap, precision, roofline, stragglers
 from lowlat.train.loader import HeavyTailSource, PrefetchLoader
 
 
@@ -315,3 +317,164 @@ def test_roofline_reading_refuses_to_place_a_kernel_in_a_noisy_run() -> None:
     slow_mm = roofline.Kernel("matmul 32", flops=2e9, bytes=1e8, seconds=0.1, spread=0.9)
     text = _roof(100e9, 10e9, slow_mm).reading(slow_mm)
     assert "compute-bound by intensity" in text and "too noisy to say how close to its roof it ran" in text
+
+
+# ---- float32 against float64 -------------------------------------------------------------------
+
+
+def test_precision_counts_give_float32_twice_the_intensity() -> None:
+    for kernel, n in (("add", 1000), ("matmul", 64)):
+        assert precision.kernel_flops(kernel, n) > 0
+        assert precision.intensity(kernel, n, "float32") == 2 * precision.intensity(kernel, n, np.float64)
+    assert precision.kernel_bytes("add", 1000, "float32") == 3 * 1000 * 4
+    assert precision.kernel_bytes("copy", 1000, "float64") == 2 * 1000 * 8
+    assert precision.kernel_flops("copy", 10) == 0
+    assert precision.intensity("add", 10, "float64") == 1 / 24
+    with pytest.raises(ValueError, match="dtype must be float32 or float64, got float16"):
+        precision.kernel_bytes("add", 10, "float16")
+    with pytest.raises(ValueError, match="kernel must be one of matmul, copy, add, got 'fma'"):
+        precision.kernel_flops("fma", 10)
+
+
+def test_precision_measures_both_dtypes() -> None:
+    run = precision.measure(peak_n=128, stream_n=200_000, rounds=3)
+    assert run.rounds == 3
+    for kernel in precision.KERNELS:
+        for d in precision.DTYPES:
+            ts = run.seconds[kernel][d]
+            assert len(ts) == 3 and all(t > 0 for t in ts)
+        assert len(run.speedups(kernel)) == 3 and all(s > 0 for s in run.speedups(kernel))
+    r32, r64 = run.roofline("float32"), run.roofline("float64")
+    assert r32.peak_flops > 0 and r64.peak_flops > 0 and r32.bandwidth > 0 and r64.bandwidth > 0
+    add32, add64 = r32.kernels[0], r64.kernels[0]
+    assert add32.intensity == 2 * add64.intensity  # from the byte counts, not the clock
+    assert add32.flops == add64.flops and add32.bytes * 2 == add64.bytes
+    assert run.blas_one_thread == _has_threadpoolctl()
+    assert len(run.bandwidth_ratios()) == 3 and run.ms("add", "float32")[0] == run.seconds["add"]["float32"][0] * 1e3
+    only = precision.measure(stream_n=1000, rounds=1, kernels=("add",))
+    assert set(only.seconds) == {"add"}
+    with pytest.raises(ValueError, match="kernels must be a non-empty tuple"):
+        precision.measure(stream_n=1000, rounds=1, kernels=())
+
+
+def _has_threadpoolctl() -> bool:
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_float32_loses_precision_as_its_epsilon_says() -> None:
+    c = precision.numeric_check(n_matmul=64, n_sum=100_000)
+    assert c.eps32 == 2.0**-23 and c.eps64 == 2.0**-52
+    assert 0 < c.matmul_rel < 1e-4  # a few float32 epsilons, far from float64's
+    assert c.sum_rel < 1e-4
+    assert c.running_sum_rel > c.sum_rel  # one accumulator, in order, rounds at every add
+
+
+def test_precision_bench_key_quick() -> None:
+    keys = precision.bench_keys(quick=True)
+    assert set(keys) == {"roofline_f32_over_f64"}
+    assert math.isfinite(keys["roofline_f32_over_f64"]) and keys["roofline_f32_over_f64"] > 0
+
+
+# ---- communication/compute overlap ---------------------------------------------------------------
+
+
+def test_overlap_model() -> None:
+    assert overlap.predict_step_ms(30, 20, 0) == 50
+    assert overlap.predict_step_ms(30, 20, 0.5) == 40
+    assert overlap.predict_step_ms(30, 20, 1) == 30  # max(compute, comm)
+    assert overlap.predict_step_ms(20, 30, 1) == 30
+    assert overlap.predict_step_ms(10, 40, 0.5) == 20 + 20  # the hidden half outlasts compute
+    steps = [overlap.predict_step_ms(30, 20, f) for f in overlap.FRACTIONS]
+    assert steps == sorted(steps, reverse=True)
+    with pytest.raises(ValueError, match=r"fraction must be in \[0, 1\], got 1.5"):
+        overlap.predict_step_ms(1, 1, 1.5)
+    with pytest.raises(ValueError, match="compute_ms must be >= 0"):
+        overlap.predict_step_ms(-1, 1, 0)
+
+
+def test_overlap_schedule_keeps_the_last_bucket_exposed() -> None:
+    # 8 buckets of 2.5 ms: below full overlap it agrees with the simple model
+    for f in (0.0, 0.25, 0.5, 0.75):
+        assert overlap.schedule_step_ms(30, 20, f, 8) == pytest.approx(overlap.predict_step_ms(30, 20, f))
+    assert overlap.schedule_step_ms(30, 20, 1.0, 8) == pytest.approx(30 + 20 / 8)  # the last bucket: after backward
+    assert overlap.schedule_step_ms(30, 20, 1.0, 1) == 50  # one bucket: nothing can overlap
+    assert overlap.schedule_step_ms(10, 40, 1.0, 4) == pytest.approx(10 / 4 + 40)  # link-bound: comm from bucket 1 on
+    assert overlap.overlapped_buckets(0.75, 8) == 6
+    with pytest.raises(ValueError, match="fraction must be a multiple of 1/buckets = 1/8, got 0.3"):
+        overlap.schedule_step_ms(30, 20, 0.3, 8)
+
+
+@pytest.mark.parametrize("mode", overlap.MODES)
+def test_overlap_runs_and_leaves_no_thread(mode: str) -> None:
+    baseline = threading.active_count()
+    run = overlap.run_overlap(mode, compute_ms=4.0, comm_ms=2.0, buckets=4, rounds=2)
+    assert run.fractions == overlap.FRACTIONS and run.buckets == 4 and run.mode == mode
+    for f in run.fractions:
+        assert len(run.step_ms[f]) == 2 and all(t > 0 for t in run.step_ms[f])
+        assert run.scheduled(f) <= run.serial() + 1e-9 and run.predicted(f) <= run.serial() + 1e-9
+    assert len(run.compute_ms) == len(run.comm_ms) == 2 and run.compute > 0 and run.comm > 0
+    assert run.threads_left == 0 and _wait_threads(baseline)
+    with pytest.raises(ValueError, match="mode must be one of sleep, copy"):
+        overlap.run_overlap("dma")
+    with pytest.raises(ValueError, match="multiple of 1/buckets"):
+        overlap.run_overlap(mode, buckets=3, fractions=(0.5,))
+
+
+def test_overlap_transfers_run_inside_backward_only_when_overlapped() -> None:
+    # An invariant of the schedule, not a speed: without overlap every transfer is queued after
+    # backward ends, so none ran inside it; with full overlap the first bucket is queued after the
+    # first of 8 chunks and the link runs it while the other 7 compute (on a busy machine the link
+    # thread may wake late, so only the median round is asked to show it).
+    run = overlap.run_overlap("sleep", compute_ms=16.0, comm_ms=8.0, buckets=8, fractions=(0.0, 1.0), rounds=3)
+    assert run.hidden_ms[0.0] == [0.0, 0.0, 0.0]
+    assert len(run.hidden_ms[1.0]) == 3 and statistics.median(run.hidden_ms[1.0]) > 0
+    assert all(h <= s for h, s in zip(run.hidden_ms[1.0], run.step_ms[1.0]))
+
+
+@pytest.mark.skipif(not overlap.can_pin(), reason="no sched_setaffinity: threads cannot be put on one CPU")
+def test_overlap_on_one_cpu_restores_the_mask() -> None:
+    mask = os.sched_getaffinity(0)
+    cpu = min(mask)
+    run = overlap.run_overlap("copy", compute_ms=2.0, comm_ms=1.0, buckets=2, fractions=(0.0, 1.0), rounds=1, cpu=cpu)
+    assert run.cpu == cpu and os.sched_getaffinity(0) == mask
+    with pytest.raises(ValueError, match="is not one this process may use"):
+        overlap.run_overlap("sleep", rounds=1, cpu=max(mask) + 1000)
+    assert os.sched_getaffinity(0) == mask
+
+
+_SUSPECTS = [None, "x", -1, 0, float("nan"), float("inf"), 1.5, True, 10**30, [], (1, 2)]
+
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("kernel", lambda b: precision.kernel_flops(b, 10)),
+        ("n", lambda b: precision.kernel_bytes("add", b, "float32")),
+        ("dtype", lambda b: precision.intensity("add", 10, b)),
+        ("peak_n", lambda b: precision.measure(peak_n=b, stream_n=100, rounds=1, kernels=("matmul",))),
+        ("stream_n", lambda b: precision.measure(stream_n=b, rounds=1, kernels=("add",))),
+        ("rounds", lambda b: precision.measure(stream_n=100, rounds=b, kernels=("add",))),
+        ("kernels", lambda b: precision.measure(stream_n=100, rounds=1, kernels=b)),
+        ("n_matmul", lambda b: precision.numeric_check(n_matmul=b, n_sum=10)),
+        ("compute_ms", lambda b: overlap.predict_step_ms(b, 1, 0.5)),
+        ("fraction", lambda b: overlap.schedule_step_ms(1, 1, b, 4)),
+        ("buckets", lambda b: overlap.schedule_step_ms(1, 1, 0.0, b)),
+        ("mode", lambda b: overlap.run_overlap(b, compute_ms=1.0, comm_ms=1.0, rounds=1)),
+        ("comm_ms", lambda b: overlap.run_overlap("sleep", compute_ms=1.0, comm_ms=b, buckets=4, rounds=1)),
+        ("fraction", lambda b: overlap.run_overlap("sleep", compute_ms=1.0, comm_ms=1.0, fractions=b, rounds=1)),
+        ("cpu", lambda b: overlap.run_overlap("sleep", compute_ms=1.0, comm_ms=1.0, buckets=4, rounds=1, cpu=b)),
+    ],
+)
+def test_new_training_functions_refuse_bad_arguments_by_name(name: str, call: object) -> None:
+    """Each suspect argument either works or raises an error that names the
+    parameter (never a bare numpy or Python error)."""
+    assert callable(call)
+    for b in _SUSPECTS:
+        try:
+            call(b)
+        except (TypeError, ValueError, RuntimeError) as exc:
+            assert name.lower() in str(exc).lower(), f"{b!r}: {type(exc).__name__}: {exc}"

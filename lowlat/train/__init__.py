@@ -4,7 +4,9 @@
 - :mod:`lowlat.train.loader` - a heavy-tailed data source, :class:`PrefetchLoader`, a simulated
   accelerator step and the idle time ("bubbles") it sees;
 - :mod:`lowlat.train.roofline` - this machine's FLOP/s and bandwidth, and kernels placed under them;
+- :mod:`lowlat.train.precision` - float32 against float64 on the roofline: twice the intensity, and the error;
 - :mod:`lowlat.train.stragglers` - synchronous steps with real worker processes, then simulated fan-out;
+- :mod:`lowlat.train.overlap` - a data-parallel step's all-reduce hidden behind backward, with real threads;
 - :mod:`lowlat.train.checkpoint` - goodput against checkpoint interval under random failures.
 """
 
