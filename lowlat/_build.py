@@ -31,6 +31,7 @@ PUBLIC_HEADERS = [
     "bench/bench_spsc.h",
     "bench/bench_taxes.h",
     "bench/bench_floor.h",
+    "bench/bench_payload.h",
     "pipeline.h",
     "stop.h",
 ]
@@ -47,6 +48,7 @@ SOURCES = [
     "bench/bench_spsc.c",
     "bench/bench_taxes.c",
     "bench/bench_floor.c",
+    "bench/bench_payload.c",
     "pipeline.c",
     "stop.c",
 ]
