@@ -10,6 +10,7 @@ rings moved the payload, not just the slot."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,7 +142,7 @@ def compare(
     AssertionError if any run lost, reordered or corrupted a message."""
     rounds = int_arg(rounds, "rounds", minimum=1)
 
-    def run(kind: str, rt: bool):
+    def run(kind: str, rt: bool) -> Callable[[], PayloadRun]:
         def go() -> PayloadRun:
             r = payload_run(kind, round_trips if rt else items, capacity=capacity, round_trip=rt)
             if not r.checksum_ok:
@@ -165,7 +166,11 @@ def bench_keys(quick: bool) -> dict[str, float]:
     uint32 indices into a pool (medians of interleaved rounds; the consumer
     reads every payload, checksums verified).  About 0.3 s (quick) or 3 s on an idle machine."""
     items, rounds = (100_000, 3) if quick else (1_000_000, 7)
-    res = interleave({k: (lambda k=k: payload_run(k, items)) for k in KINDS}, rounds)
+
+    def one(kind: str) -> Callable[[], PayloadRun]:
+        return lambda: payload_run(kind, items)
+
+    res = interleave({k: one(k) for k in KINDS}, rounds)
     out: dict[str, float] = {}
     for k, runs in res.items():
         if not all(r.checksum_ok for r in runs):

@@ -188,7 +188,11 @@ def placement_c2c(rounds: int = 5, round_trips: int = 20_000) -> dict[str, tuple
     pairs = topology.placement_pairs(usable_cpus(), topology.cpus())
     if len(usable_cpus()) < 2 or not pairs:
         return {}
-    res = interleave({k: (lambda ab=ab: c2c_between(*ab, round_trips)) for k, ab in pairs.items()}, rounds)
+
+    def one(ab: tuple[int, int]) -> Callable[[], float]:
+        return lambda: c2c_between(ab[0], ab[1], round_trips)
+
+    res = interleave({k: one(ab) for k, ab in pairs.items()}, rounds)
     return {k: (pairs[k], res[k]) for k in pairs}
 
 
