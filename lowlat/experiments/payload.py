@@ -164,8 +164,8 @@ def bench_keys(quick: bool) -> dict[str, float]:
     """``ring_struct64_items_per_s`` and ``ring_index_items_per_s``: 64-byte
     messages per second through a 1,024-slot ring of the messages and of
     uint32 indices into a pool (medians of interleaved rounds; the consumer
-    reads every payload, checksums verified).  About 0.3 s (quick) or 3 s on an idle machine."""
-    items, rounds = (100_000, 3) if quick else (1_000_000, 7)
+    reads every payload, checksums verified).  About 0.1 s (quick) or 0.5 s on an idle machine."""
+    items, rounds = (100_000, 3) if quick else (500_000, 7)
 
     def one(kind: str) -> Callable[[], PayloadRun]:
         return lambda: payload_run(kind, items)
