@@ -9,6 +9,7 @@
 
 #if defined(__linux__)
 #include <sched.h>
+#include <sys/syscall.h>
 #endif
 
 int ll_cpu_count(void)
@@ -58,6 +59,26 @@ int ll_cpu_allowed(int cpu)
 #else
     (void)cpu;
     return LL_ENOTSUP;
+#endif
+}
+
+int ll_numa_node_of(const void *addr)
+{
+#if defined(__linux__) && defined(SYS_get_mempolicy)
+    /* get_mempolicy's flags from <numaif.h> (libnuma's header, often not
+     * installed): MPOL_F_NODE | MPOL_F_ADDR asks for the node of the page
+     * holding addr rather than for a policy. */
+    enum { MPOL_F_NODE_ = 1, MPOL_F_ADDR_ = 2 };
+    int node = -1;
+    if (!addr)
+        return -1;
+    if (syscall(SYS_get_mempolicy, &node, (unsigned long *)0, 0UL, addr,
+                (unsigned long)(MPOL_F_NODE_ | MPOL_F_ADDR_)) != 0)
+        return -1;
+    return node;
+#else
+    (void)addr;
+    return -1;
 #endif
 }
 

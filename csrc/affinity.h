@@ -19,5 +19,10 @@ int ll_affinity_probe(int cpu);
 /* 1 if the calling thread may run on `cpu` (in its affinity mask), 0 if not,
  * LL_ENOTSUP where unknown. */
 int ll_cpu_allowed(int cpu);
+/* The NUMA node holding the page at `addr` (touch the memory first: a page
+ * never written may not be placed yet), or -1 where the OS cannot say: no
+ * NUMA support (macOS), a NULL address, or the call refused (a container's
+ * seccomp filter may forbid get_mempolicy).  0 on a one-node machine. */
+int ll_numa_node_of(const void *addr);
 
 #endif

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from lowlat import topology
 from lowlat._check import int_arg
-from lowlat._lib import lib
+from lowlat._lib import ffi, lib
 
 
 def cpu_count() -> int:
@@ -69,3 +70,30 @@ def bench_cpus() -> tuple[int, int]:
     if not (probe_pinning(a).works and probe_pinning(b).works):
         return (-1, -1)
     return (a, b)
+
+
+def numa_node_of(memory: Any) -> int:
+    """The NUMA node holding the first byte of ``memory``: a cffi pointer
+    (e.g. a ring the caller owns) or any object with the buffer protocol
+    (a numpy array, a bytearray), which the caller keeps alive.  -1 where
+    the OS cannot say (macOS; a page never touched).  Asks the kernel
+    (``get_mempolicy``, csrc/affinity.c) and, where a container refuses that
+    call, reads ``/proc/self/numa_maps``.  0 on a machine with one node."""
+    if isinstance(memory, ffi.CData):
+        if ffi.typeof(memory).kind != "pointer" or memory == ffi.NULL:
+            raise TypeError(f"memory must be a non-NULL cffi pointer or a buffer, got {ffi.typeof(memory).cname}")
+        ptr = ffi.cast("void *", memory)
+    else:
+        try:
+            view = memoryview(memory)
+        except TypeError:
+            raise TypeError(
+                f"memory must be a cffi pointer or support the buffer protocol, got {type(memory).__name__}"
+            ) from None
+        if view.nbytes == 0:
+            raise ValueError("memory is empty: no byte to locate")
+        ptr = ffi.cast("void *", ffi.from_buffer(view))
+    node = int(lib.ll_numa_node_of(ptr))
+    if node < 0 and sys.platform.startswith("linux"):
+        node = topology.numa_node_from_maps(int(ffi.cast("uintptr_t", ptr)))
+    return node

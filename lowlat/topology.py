@@ -42,13 +42,16 @@ def parse_cpu_list(text: str) -> list[int]:
 class Cpu:
     """One logical CPU: ``core`` and ``package`` as the kernel numbers them,
     ``siblings`` the logical CPUs sharing its physical core (itself included),
-    ``node`` its NUMA node (0 where there is one node or none is reported)."""
+    ``node`` its NUMA node (0 where there is one node or none is reported),
+    ``llc`` the logical CPUs sharing its last-level cache (itself included;
+    empty where the OS does not say)."""
 
     cpu: int
     core: int
     package: int
     node: int
     siblings: tuple[int, ...]
+    llc: tuple[int, ...] = ()
 
 
 def cpus(root: str | Path = "/") -> list[Cpu]:
@@ -72,9 +75,23 @@ def cpus(root: str | Path = "/") -> list[Cpu]:
                 package=int(pkg) if pkg and pkg.lstrip("-").isdigit() else 0,
                 node=nodes.get(c, 0),
                 siblings=tuple(parse_cpu_list(sib)) if sib else (c,),
+                llc=_llc(base / f"cpu{c}" / "cache"),
             )
         )
     return out
+
+
+def _llc(cache: Path) -> tuple[int, ...]:
+    """The CPUs sharing the highest cache level listed under ``cache``."""
+    best, shared = 0, ""
+    for idx in cache.glob("index[0-9]*"):
+        level, cpus_text = _read(idx / "level"), _read(idx / "shared_cpu_list")
+        if level and level.isdigit() and cpus_text and int(level) > best:
+            best, shared = int(level), cpus_text
+    try:
+        return tuple(parse_cpu_list(shared))
+    except ValueError:
+        return ()
 
 
 def _numa_nodes(root: Path) -> dict[int, int]:
@@ -118,6 +135,103 @@ def pick_pair(usable: list[int], cpu_list: list[Cpu]) -> tuple[int, int] | None:
             if rank < best_rank:
                 best, best_rank = (a, b), rank
     return best
+
+
+def same_core(a: Cpu, b: Cpu) -> bool:
+    """Whether two logical CPUs are SMT siblings of one physical core."""
+    return a.cpu != b.cpu and (b.cpu in a.siblings or (a.package, a.core) == (b.package, b.core))
+
+
+def numa_nodes(cpu_list: list[Cpu]) -> list[int]:
+    """The NUMA nodes of ``cpu_list``, sorted ([0] on a one-node machine)."""
+    return sorted({c.node for c in cpu_list})
+
+
+# The kinds of CPU pair a cache line can travel between, nearest first.
+PAIR_KINDS = ("SMT siblings", "two cores, one LLC", "two LLC groups", "two NUMA nodes")
+
+
+def pair_kind(a: Cpu, b: Cpu) -> str:
+    """Which of :data:`PAIR_KINDS` the pair ``a``, ``b`` is: a line handed
+    between SMT siblings stays in one core's caches; between two cores it
+    passes through their shared last-level cache (LLC); between LLC groups
+    (AMD's CCXs, Intel's sub-NUMA clusters) or NUMA nodes over the on-chip or
+    inter-socket links.  Two cores whose LLC the OS does not report count as
+    one LLC."""
+    if same_core(a, b):
+        return PAIR_KINDS[0]
+    if a.node != b.node or a.package != b.package:
+        return PAIR_KINDS[3]
+    if a.llc and b.llc and b.cpu not in a.llc:
+        return PAIR_KINDS[2]
+    return PAIR_KINDS[1]
+
+
+def placement_pairs(usable: list[int], cpu_list: list[Cpu]) -> dict[str, tuple[int, int]]:
+    """One usable CPU pair per kind of :data:`PAIR_KINDS` this machine has
+    (the lowest-numbered such pair), in that order; empty with fewer than two
+    usable CPUs or no topology (macOS)."""
+    info = {c.cpu: c for c in cpu_list}
+    allowed = sorted(c for c in usable if c in info)
+    found: dict[str, tuple[int, int]] = {}
+    for i, a in enumerate(allowed):
+        for b in allowed[i + 1 :]:
+            found.setdefault(pair_kind(info[a], info[b]), (a, b))
+    return {k: found[k] for k in PAIR_KINDS if k in found}
+
+
+def table(cpu_list: list[Cpu], usable: list[int], roles: dict[int, str] | None = None, limit: int = 32) -> list[str]:
+    """Lines like ``lscpu -e``'s, from sysfs: each CPU's core, socket, NUMA
+    node, SMT siblings, the CPUs sharing its last-level cache, whether this
+    process may run on it (its affinity mask) and its ``roles`` (e.g.
+    producer); at most ``limit`` rows, then a line counting the rest."""
+    roles = roles or {}
+
+    def cpus_text(xs: tuple[int, ...]) -> str:
+        return (
+            ",".join(map(str, xs))
+            if len(xs) <= 4
+            else f"{xs[0]}-{xs[-1]}"
+            if xs == tuple(range(xs[0], xs[-1] + 1))
+            else f"{len(xs)} CPUs"
+        )
+
+    out = [f"{'CPU':>4} {'CORE':>5} {'SOCKET':>7} {'NODE':>5}  {'SIBLINGS':<9} {'LLC SHARED':<11} {'USABLE':<7} ROLE"]
+    for c in cpu_list[:limit]:
+        out.append(
+            f"{c.cpu:>4} {c.core:>5} {c.package:>7} {c.node:>5}  {cpus_text(c.siblings):<9} "
+            f"{cpus_text(c.llc) if c.llc else '?':<11} {'yes' if c.cpu in usable else 'no':<7} {roles.get(c.cpu, '')}".rstrip()
+        )
+    if len(cpu_list) > limit:
+        out.append(f"... and {len(cpu_list) - limit:,} more CPUs")
+    return out
+
+
+def numa_node_from_maps(addr: int, root: str | Path = "/") -> int:
+    """The NUMA node holding the memory at ``addr`` in this process, read
+    from ``/proc/self/numa_maps`` (the fallback where the get_mempolicy
+    system call is refused): -1 when the mapping is not found, has no page
+    placed yet, or spreads over several nodes."""
+    r = Path(root)
+    start = None
+    for line in (_read(r / "proc/self/maps") or "").splitlines():
+        lo, _, rest = line.partition("-")
+        hi = rest.split(" ", 1)[0]
+        try:
+            if int(lo, 16) <= addr < int(hi, 16):
+                start = int(lo, 16)
+                break
+        except ValueError:
+            continue
+    if start is None:
+        return -1
+    for line in (_read(r / "proc/self/numa_maps") or "").splitlines():
+        fields = line.split()
+        if not fields or int(fields[0], 16) != start:
+            continue
+        nodes = {int(f[1:].split("=")[0]) for f in fields[2:] if f.startswith("N") and f[1:].split("=")[0].isdigit()}
+        return nodes.pop() if len(nodes) == 1 else -1
+    return -1
 
 
 @dataclass(frozen=True)
@@ -279,6 +393,7 @@ def load(sample_s: float = 0.1, root: str | Path = "/") -> Load:
 
 
 __all__ = [
+    "PAIR_KINDS",
     "Cpu",
     "Load",
     "Quota",
@@ -286,8 +401,14 @@ __all__ = [
     "cpus",
     "line_size",
     "load",
+    "numa_node_from_maps",
+    "numa_nodes",
     "page_size",
+    "pair_kind",
     "parse_cpu_list",
     "physical_cores",
     "pick_pair",
+    "placement_pairs",
+    "same_core",
+    "table",
 ]

@@ -143,3 +143,75 @@ def test_one_usable_cpu_is_seen_as_one(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["(-1,", "-1)", "1", "False"]
+
+
+def _caches(root: Path, llc: dict[int, str]) -> None:
+    """Each CPU's level-3 cache shared_cpu_list (and a private level 2)."""
+    for cpu, shared in llc.items():
+        base = f"sys/devices/system/cpu/cpu{cpu}/cache"
+        _write(root, f"{base}/index2/level", "2\n")
+        _write(root, f"{base}/index2/shared_cpu_list", f"{cpu}\n")
+        _write(root, f"{base}/index3/level", "3\n")
+        _write(root, f"{base}/index3/shared_cpu_list", shared + "\n")
+
+
+def test_the_table_shows_siblings_nodes_and_llc_groups(tmp_path: Path) -> None:
+    # Two sockets/nodes; in each, two cores of two SMT threads (n and n+4 share a core).
+    _sysfs(tmp_path, {i: f"{i % 4},{i % 4 + 4}" for i in range(8)}, nodes={0: "0,1,4,5", 1: "2,3,6,7"})
+    _caches(tmp_path, {i: "0-1,4-5" if i % 4 < 2 else "2-3,6-7" for i in range(8)})
+    cpus = topology.cpus(tmp_path)
+    lines = topology.table(cpus, usable=[0, 1, 2, 3, 4], roles={0: "producer", 1: "consumer"})
+    assert lines[0].split() == ["CPU", "CORE", "SOCKET", "NODE", "SIBLINGS", "LLC", "SHARED", "USABLE", "ROLE"]
+    assert lines[1].split() == ["0", "0", "0", "0", "0,4", "0,1,4,5", "yes", "producer"]
+    assert lines[7].split() == ["6", "2", "0", "1", "2,6", "2,3,6,7", "no"]
+    assert len(lines) == 9
+    assert topology.numa_nodes(cpus) == [0, 1]
+    assert "more CPUs" in topology.table(cpus, [0], limit=3)[-1]
+
+
+def test_placement_pairs_name_each_kind_of_pair(tmp_path: Path) -> None:
+    # One socket, one node, two LLC groups (CCXs) of two cores, each core two SMT threads.
+    _sysfs(tmp_path, {i: f"{i % 4},{i % 4 + 4}" for i in range(8)})
+    _caches(tmp_path, {i: "0-1,4-5" if i % 4 < 2 else "2-3,6-7" for i in range(8)})
+    cpus = topology.cpus(tmp_path)
+    pairs = topology.placement_pairs(list(range(8)), cpus)
+    assert pairs == {"SMT siblings": (0, 4), "two cores, one LLC": (0, 1), "two LLC groups": (0, 2)}
+    info = {c.cpu: c for c in cpus}
+    assert topology.same_core(info[1], info[5]) and not topology.same_core(info[1], info[1])
+    assert topology.placement_pairs([0, 4], cpus) == {"SMT siblings": (0, 4)}
+    assert topology.placement_pairs([3], cpus) == {}
+
+
+def test_placement_pairs_across_nodes_and_without_cache_info(tmp_path: Path) -> None:
+    _sysfs(tmp_path, {0: "0", 1: "1", 2: "2", 3: "3"}, nodes={0: "0,1", 1: "2,3"})
+    pairs = topology.placement_pairs([0, 1, 2, 3], topology.cpus(tmp_path))
+    assert pairs == {"two cores, one LLC": (0, 1), "two NUMA nodes": (0, 2)}
+
+
+def test_smt_sibling_c2c_is_nan_without_siblings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lowlat.experiments import queues
+
+    _sysfs(tmp_path, {0: "0", 1: "1"})
+    fake = topology.cpus(tmp_path)
+    monkeypatch.setattr(queues.topology, "cpus", lambda root="/": fake)
+    monkeypatch.setattr(queues, "usable_cpus", lambda: [0, 1])
+    assert math.isnan(queues.bench_keys(quick=True)["smt_sibling_c2c_ns"])
+    monkeypatch.setattr(queues, "usable_cpus", lambda: [0])
+    assert math.isnan(queues.bench_keys(quick=True)["smt_sibling_c2c_ns"])
+    assert queues.placement_c2c() == {}
+
+
+def test_smt_sibling_c2c_here_is_nan_or_a_latency() -> None:
+    from lowlat import affinity
+    from lowlat.experiments import queues
+
+    here = topology.placement_pairs(affinity.usable_cpus(), topology.cpus())
+    v = queues.bench_keys(quick=True)["smt_sibling_c2c_ns"]
+    assert math.isnan(v) if "SMT siblings" not in here else v > 0
+
+
+def test_c2c_between_refuses_one_cpu_twice() -> None:
+    from lowlat.experiments import queues
+
+    with pytest.raises(ValueError, match="must differ"):
+        queues.c2c_between(0, 0)

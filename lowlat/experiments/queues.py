@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from lowlat import topology
 from lowlat._check import int_arg, power_of_two
 from lowlat._lib import ffi, lib
-from lowlat.affinity import cpu_count, usable_cpus
+from lowlat.affinity import cpu_count, probe_pinning, usable_cpus
 from lowlat.blas import quiet_blas
 from lowlat.errors import check_status
 from lowlat.experiments._common import ns, pins
 from lowlat.hist import Histogram
+from lowlat.interleave import interleave, median
 from lowlat.spsc import SpscQueue
 from lowlat.wait import default_wait, wait_code
 
@@ -151,6 +153,62 @@ def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | N
     return ns(r, "core-to-core benchmark")
 
 
+def c2c_between(cpu_a: int, cpu_b: int, round_trips: int = 20_000, *, wait: str | None = None) -> float:
+    """One-way latency (ns) of a cache line bounced between threads pinned
+    to ``cpu_a`` and ``cpu_b`` (half the median round trip, as
+    :func:`c2c_one_way_ns`).  NaN when this process has fewer than two usable
+    CPUs or pinning does not work here (macOS): an unpinned figure would not
+    say which pair it measured.  ValueError for the same CPU twice or a CPU
+    outside this process's affinity mask."""
+    usable = usable_cpus()
+    a = int_arg(cpu_a, "cpu_a", minimum=0, maximum=cpu_count() - 1)
+    b = int_arg(cpu_b, "cpu_b", minimum=0, maximum=cpu_count() - 1)
+    if a == b:
+        raise ValueError(f"cpu_a and cpu_b must differ, got {a} twice (one CPU hands nothing to another)")
+    outside = [c for c in (a, b) if c not in usable]
+    if outside:
+        raise ValueError(
+            f"CPU {outside[0]} is outside this process's affinity mask (usable: {', '.join(map(str, usable))})"
+        )
+    n = int_arg(round_trips, "round_trips", minimum=1)
+    if len(usable) < 2 or not (probe_pinning(a).works and probe_pinning(b).works):
+        return math.nan
+    with quiet_blas():
+        r = lib.ll_bench_c2c(n, a, b, wait_code(wait or default_wait()))
+    return ns(r, "core-to-core benchmark")
+
+
+def placement_c2c(rounds: int = 5, round_trips: int = 20_000) -> dict[str, tuple[tuple[int, int], list[float]]]:
+    """For each kind of CPU pair this process may use (SMT siblings, two
+    cores sharing one last-level cache, two LLC groups, two NUMA nodes: see
+    :func:`lowlat.topology.placement_pairs`), the pair measured and its
+    one-way core-to-core latency per round (ns), the kinds interleaved over
+    ``rounds`` rounds.  Empty with fewer than two usable CPUs or no topology."""
+    rounds = int_arg(rounds, "rounds", minimum=1)
+    pairs = topology.placement_pairs(usable_cpus(), topology.cpus())
+    if len(usable_cpus()) < 2 or not pairs:
+        return {}
+
+    def one(ab: tuple[int, int]) -> Callable[[], float]:
+        return lambda: c2c_between(ab[0], ab[1], round_trips)
+
+    res = interleave({k: one(ab) for k, ab in pairs.items()}, rounds)
+    return {k: (pairs[k], res[k]) for k in pairs}
+
+
+def bench_keys(quick: bool) -> dict[str, float]:
+    """``smt_sibling_c2c_ns``: one-way core-to-core latency between two SMT
+    siblings of one core (ns, median of rounds); NaN without a usable sibling
+    pair or with fewer than two usable CPUs.  About 0.2 s (quick) or 1 s."""
+    pairs = topology.placement_pairs(usable_cpus(), topology.cpus())
+    sib = pairs.get(topology.PAIR_KINDS[0])
+    if sib is None or len(usable_cpus()) < 2:
+        return {"smt_sibling_c2c_ns": math.nan}
+    xs = [c2c_between(*sib, 10_000 if quick else 50_000) for _ in range(3 if quick else 5)]
+    good = [x for x in xs if math.isfinite(x)]
+    return {"smt_sibling_c2c_ns": median(good) if good else math.nan}
+
+
 # ---- queues between two Python threads -------------------------------------------------
 
 
@@ -224,4 +282,14 @@ def _two_threads(produce: Callable[[], None], consume: Callable[[], None], items
     return items / dt
 
 
-__all__ = ["SpscRun", "c2c_one_way_ns", "python_queue", "spsc_python_batches", "spsc_rtt", "spsc_throughput"]
+__all__ = [
+    "SpscRun",
+    "bench_keys",
+    "c2c_between",
+    "c2c_one_way_ns",
+    "placement_c2c",
+    "python_queue",
+    "spsc_python_batches",
+    "spsc_rtt",
+    "spsc_throughput",
+]
