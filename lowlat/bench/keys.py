@@ -61,6 +61,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "prefetch_bubble_fraction_depth0": ("fraction", "accelerator idle share of an epoch, no prefetch"),
     "prefetch_bubble_fraction_best": ("fraction", "the same, best prefetch depth"),
     "prefetch_best_depth": ("", "the depth that gave it"),
+    "roofline_f32_over_f64": ("x", "vector add FLOP/s, float32 / float64, arrays beyond the LLC"),
     "pipeline_p50_ns": ("ns", "pipeline tick latency P50, open loop, best settings"),
     "pipeline_p99_ns": ("ns", "the same, P99"),
     "pipeline_p999_ns": ("ns", "the same, P99.9"),
@@ -80,8 +81,16 @@ KEYS: dict[str, tuple[str, str]] = {
     "log_sync_p99_ns": ("ns", "hot-path event P99, a write() to a file per event"),
     "log_async_p99_ns": ("ns", "the same, the record copied to a log ring a writer thread drains"),
     "log_async_dropped": ("records", "records the log ring dropped when full in that run"),
-    "o2_batch_items_per_s": ("items/s", "SPSC push_many/pop_many of 256, the core's -O2 build"),
+    "seq_cst_load_ns": ("ns", "one seq_cst atomic load, one thread (x86: plain mov)"),
+    "acquire_load_ns": ("ns", "one acquire atomic load, one thread (x86: plain mov)"),
+    "seq_cst_vs_release_store": ("x", "seq_cst / release store time (median of per-round ratios)"),
+    "seq_cst_store_contended_ns": ("ns", "seq_cst store while another CPU keeps reading the line"),
+    "release_store_contended_ns": ("ns", "release store while another CPU keeps reading the line"),
+    "o2_batch_items_per_s": ("items/s", "SPSC push_many/pop_many of 256, the installed -O2 core"),
     "o3_native_batch_items_per_s": ("items/s", "the same loop built -O3 -march=native (null: cannot build)"),
+    "o2_item_items_per_s": ("items/s", "SPSC one record per call, the installed -O2 core"),
+    "o3_native_item_items_per_s": ("items/s", "the same built -O3 -march=native (null: cannot build)"),
+    "o3_native_vs_o2_batch": ("x", "-O3 -march=native / -O2, batched (null: cannot build)"),
     "cpus": ("", "online CPUs"),
     "usable_cpus": ("", "CPUs this process may run on (its affinity mask)"),
     "pinned": ("", "1 if the two-thread runs were pinned"),
@@ -106,9 +115,13 @@ NEEDS_TWO_CPUS: frozenset[str] = frozenset(
         "spsc_rtt_c2c_ns",
         "pipeline_c2c_ns",
         "pipeline_p50_over_c2c",
+        "seq_cst_store_contended_ns",
+        "release_store_contended_ns",
     }
 )
 
 # Keys that are always written but may have no value on a machine: null in
 # the JSON, "unavailable" in the table, with the reason in their meaning.
-MAY_BE_NULL: frozenset[str] = frozenset({"smt_sibling_c2c_ns", "o3_native_batch_items_per_s"})
+MAY_BE_NULL: frozenset[str] = frozenset(
+    {"smt_sibling_c2c_ns", "o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch"}
+)

@@ -22,9 +22,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lowlat import coldlog, orders, variant
 from lowlat.affinity import bench_cpus, cpu_count, usable_cpus
 from lowlat.bench.keys import KEYS, NEEDS_TWO_CPUS
 from lowlat.clock import clock_info
+from lowlat.experiments import payload, queues
 from lowlat.experiments.alloc import compare_alloc, page_faults
 from lowlat.experiments.queues import c2c_one_way_ns, python_queue, spsc_python_batches, spsc_rtt, spsc_throughput
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
@@ -32,7 +34,7 @@ from lowlat.interleave import interleave, median, medians, ratios
 from lowlat.interrupt import Interrupted, check, requested, stoppable
 from lowlat.wait import default_wait
 
-STEPS = 11
+STEPS = 14
 T = TypeVar("T")
 
 
@@ -88,7 +90,7 @@ def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) 
 
 
 def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]], None], r: dict[str, float]) -> None:
-    """The suite's eleven steps, in order; each ``step(n, title, measure)``
+    """The suite's steps, in order; each ``step(n, title, measure)``
     runs ``measure`` and keeps its keys in ``r``."""
     t_start = time.perf_counter()
     reps = 3 if quick else 7
@@ -236,7 +238,10 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         f"pipeline: the source's settings, the best, and its floor, interleaved x{3 if quick else 5}",
         lambda: _pipeline(quick, wait),
     )
-    step(11, "training: batching, calls into C, prefetching", lambda: _training(quick, reps))
+    step(11, "memory orders, topology and payload size", lambda: _orders_topology(quick))
+    step(12, "the cold path: a write per event against a log ring", lambda: _known(coldlog.bench_keys(quick)))
+    step(13, "build flags: the -O2 core against -O3 -march=native", lambda: _known(variant.bench_keys(quick)))
+    step(14, "training: batching, calls into C, prefetching, float32", lambda: _training(quick, reps))
     r.update(
         cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick)
     )
@@ -286,9 +291,25 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
     return out
 
 
+def _known(values: dict[str, float]) -> dict[str, float]:
+    """``values`` without the keys that need two usable CPUs and have no
+    value here (they are left out, as everywhere in the suite); keys that
+    may be null keep their NaN."""
+    return {k: v for k, v in values.items() if not (k in NEEDS_TWO_CPUS and math.isnan(v))}
+
+
+def _orders_topology(quick: bool) -> dict[str, float]:
+    """Chapter 03b's store and load costs, chapter 03's SMT-sibling hand-off
+    and its ring of 64-byte records against a ring of indices."""
+    out = orders.bench_keys(quick)
+    out.update(payload.bench_keys(quick))
+    out.update(queues.bench_keys(quick))
+    return _known(out)
+
+
 def _training(quick: bool, reps: int) -> dict[str, float]:
     """Chapter 06's figures: batching at two levels and the prefetch sweep."""
-    from lowlat.train import batching, loader
+    from lowlat.train import batching, loader, precision
 
     norms = batching.compare_row_norms(1000 if quick else 2000, 256, repeats=reps)
     if not norms.equal:
@@ -305,6 +326,7 @@ def _training(quick: bool, reps: int) -> dict[str, float]:
         "prefetch_bubble_fraction_depth0": sweep[0].bubble_fraction,
         "prefetch_bubble_fraction_best": sweep[best].bubble_fraction,
         "prefetch_best_depth": best,
+        **precision.bench_keys(quick),
     }
 
 
