@@ -87,7 +87,7 @@ def _interrupted_cleanly(res: subprocess.CompletedProcess, took: float) -> str:
     return last
 
 
-@pytest.mark.parametrize("step", ["[4/11]", pytest.param("[10/11]", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("step", ["[4/14]", pytest.param("[10/14]", marks=pytest.mark.slow)])
 def test_ctrl_c_stops_bench_quick_on_one_cpu(step: str) -> None:
     """Step 4 is the two-thread ring benchmark (two C threads spinning or
     yielding on one CPU), step 10 the training loop (Python threads)."""
