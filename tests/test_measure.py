@@ -4,6 +4,7 @@ verdicts (on synthetic costs: no timing), and the counter tools' fallbacks."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -110,3 +111,15 @@ def test_nonsense_numbers_are_refused_not_judged() -> None:
             measure.gate("g", lambda: 10.0, lambda bad=bad: bad)
     with pytest.raises(ValueError, match="baseline returned 0: costs must be"):
         measure.gate("g", lambda: 0, lambda: 1.0)
+
+
+def test_perf_stat_reads_a_users_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a user, perf names its events task-clock:u: they count all the same."""
+    stderr = "1.50,msec,task-clock:u,1500000,100.00,,\n3,,context-switches:u,1500000,100.00,,\n<not supported>,,cycles:u,0,100.00,,\n"
+    monkeypatch.setattr(measure.shutil, "which", lambda name: "/usr/bin/perf")
+    monkeypatch.setattr(
+        measure.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=stderr)
+    )
+    ps = measure.perf_stat(["true"], events=("task-clock", "context-switches", "cycles"))
+    assert ps.available and ps.counters == {"task-clock": "1.50", "context-switches": "3", "cycles": "<not supported>"}
+    assert "cycles" in ps.reason
