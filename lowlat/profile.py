@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import os
 import re
 import shutil
@@ -289,6 +290,38 @@ def leaves(folded: dict[str, int], n: int = 10) -> list[tuple[str, float]]:
     return [(f, k / total) for f, k in c.most_common(n)]
 
 
+def by_thread(folded: dict[str, int]) -> dict[str, float]:
+    """Each thread's share of the samples (0..1), from the second frame of
+    the stacks :func:`collapse_perf_script` folds (process;thread;...);
+    py-spy's stacks start with ``thread (tid): name`` and are grouped by that."""
+    total = sum(folded.values()) or 1
+    c: Counter[str] = Counter()
+    for s, n in folded.items():
+        parts = s.split(";")
+        c[parts[1] if len(parts) > 1 and not parts[0].startswith("thread (") else parts[0]] += n
+    return {k: v / total for k, v in c.most_common()}
+
+
+def only(folded: dict[str, int], thread_pattern: str) -> dict[str, int]:
+    """The stacks whose thread (second frame) matches ``thread_pattern``."""
+    rx = re.compile(thread_pattern)
+    return {s: n for s, n in folded.items() if len(s.split(";")) > 1 and rx.search(s.split(";")[1])}
+
+
+def child_result(output: str) -> dict[str, object] | None:
+    """The last line of ``output`` that parses as a JSON object (what
+    :func:`pipeline_child` prints), or None."""
+    for line in reversed(output.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                out = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(out, dict):
+                return out
+    return None
+
+
 # ---- rendering ------------------------------------------------------------------------------
 
 
@@ -546,7 +579,21 @@ def _record_pyspy(cmd: list[str], frequency: int, timeout_s: float) -> Profile:
         out = f"{tmp}/stacks.txt"
         try:
             res = subprocess.run(
-                [spy, "record", "--native", "--threads", "-r", str(frequency), "-f", "raw", "-o", out, "--", *cmd],
+                [
+                    spy,
+                    "record",
+                    "--native",
+                    "--threads",
+                    "--nolineno",
+                    "-r",
+                    str(frequency),
+                    "-f",
+                    "raw",
+                    "-o",
+                    out,
+                    "--",
+                    *cmd,
+                ],
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
@@ -664,9 +711,12 @@ __all__ = [
     "Profile",
     "Sched",
     "ThreadSched",
+    "by_thread",
+    "child_result",
     "collapse_perf_script",
     "flamegraph_svg",
     "leaves",
+    "only",
     "paranoid",
     "parse_folded",
     "parse_timehist",
