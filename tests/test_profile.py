@@ -146,3 +146,13 @@ def test_a_real_short_record_where_perf_may_sample() -> None:
         assert p.report  # perf report --stdio printed its table
     svg = profile.flamegraph_svg(p.folded, "child")
     assert ET.fromstring(svg) is not None and re.search(r"samples", svg)
+
+
+def test_pyspy_path_where_installed() -> None:
+    """The fallback a learner without perf gets: py-spy's folded stacks."""
+    code = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < 0.3:\n    sum(range(1000))\n"
+    p = profile.record(profile.python_child(code), frequency=199, tool="py-spy")
+    if not p.available:
+        pytest.skip(p.reason)
+    assert p.tool == "py-spy" and p.samples >= 10
+    assert profile.share(p.folded, r"<module>") > 0.3  # the child's own Python frame
