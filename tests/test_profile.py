@@ -156,3 +156,16 @@ def test_pyspy_path_where_installed() -> None:
         pytest.skip(p.reason)
     assert p.tool == "py-spy" and p.samples >= 10
     assert profile.share(p.folded, r"<module>") > 0.3  # the child's own Python frame
+
+
+def test_doctor_reports_perf(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lowlat import doctor
+
+    rep = doctor.diagnose()
+    perf = dict(rep.facts)["perf"]
+    assert "perf_event_paranoid" in perf and ("software events" in perf or perf.startswith("no:"))
+    missing = profile.PerfAccess(None, 2, False, reason="perf is not installed")
+    monkeypatch.setattr(doctor.profile, "probe", lambda: missing)
+    rep = doctor.diagnose()
+    assert dict(rep.facts)["perf"].startswith("no: perf is not installed (perf_event_paranoid 2, not root)")
+    assert any(n.startswith("No perf:") for n in rep.notes)
