@@ -495,8 +495,9 @@ def record(
     call graphs; the software clock works in VMs without hardware
     counters), folded with :func:`collapse_perf_script`; with
     ``tool="py-spy"``, or ``"auto"`` when perf is missing or refused,
-    ``py-spy record --native`` instead (Python frames and the C they call).
-    Never raises for a missing or refused tool: ``available`` is False and
+    ``py-spy record --native`` instead (Python frames and the C they call;
+    only threads that run Python, so threads a C library starts itself are
+    not in its profile).  Never raises for a missing or refused tool: ``available`` is False and
     ``reason`` says why."""
     cmd = _cmd_ok(cmd)
     frequency = _freq(frequency)
