@@ -8,7 +8,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 import lowlat._core as _core
-from lowlat import topology
+from lowlat import profile, topology
 from lowlat.affinity import usable_cpus
 from lowlat.clock import clock_info
 from lowlat.machine import compiler, machine, perf_counters, probe_pinning
@@ -54,6 +54,8 @@ def diagnose() -> Report:
     rep.facts.append(("pinning", ("works: " if pin.works else "no: ") + pin.reason))
     pc = perf_counters()
     rep.facts.append(("perf counters", ("yes: " if pc.works else "no: ") + pc.reason))
+    pa = profile.probe()
+    rep.facts.append(("perf", pa.summary()))
     ci = clock_info(200_000)
     rep.facts.append(
         ("clock_gettime", f"{ci.monotonic_read_ns:.1f} ns per read, steps of {ci.monotonic_resolution_ns:.0f} ns")
@@ -124,6 +126,22 @@ def diagnose() -> Report:
         rep.notes.append(
             "No hardware counters: chapter 04 uses getrusage (faults, context switches), cachegrind "
             "(simulated cache misses) and careful timing instead of perf stat."
+        )
+    if pa.perf is None:
+        rep.notes.append(
+            "No perf: chapter 04b's flame graph falls back to py-spy (Python frames and the C they call) and "
+            "its perf sched section to the pipeline's own stall detection."
+        )
+    elif not pa.sampling:
+        rep.notes.append(
+            f"perf is installed but may not sample here (perf_event_paranoid {pa.paranoid}): chapter 04b falls "
+            "back to py-spy; as root, or with a lower perf_event_paranoid, perf record works."
+        )
+    elif not pa.root:
+        rep.notes.append(
+            "perf samples as this user, but without root (perf_event_paranoid "
+            f"{pa.paranoid}) flame graphs hold user-space frames only and perf sched is refused: chapter 04b "
+            "says so and uses the pipeline's own stall detection."
         )
     if ci.monotonic_read_ns > 100:
         rep.notes.append(

@@ -143,6 +143,7 @@ def perf_stat(
     events: tuple[str, ...] = (
         "task-clock",
         "context-switches",
+        "cpu-migrations",
         "page-faults",
         "cycles",
         "instructions",
@@ -151,7 +152,9 @@ def perf_stat(
 ) -> PerfStat:
     """Runs ``cmd`` under ``perf stat`` and returns each event's count, or
     why there is none.  Software events (task-clock, context switches,
-    faults) work even in VMs; hardware ones usually do not there."""
+    migrations, faults) work even in VMs; hardware ones usually do not
+    there.  As a user (not root) perf counts user space only and names the
+    events ``task-clock:u``; they are reported under their plain names."""
     if isinstance(cmd, (str, bytes)) or not isinstance(cmd, (list, tuple)) or not cmd:
         raise TypeError(f"cmd must be a non-empty list of strings (a program and its arguments), got {cmd!r}")
     if not all(isinstance(c, str) for c in cmd):
@@ -165,8 +168,9 @@ def perf_stat(
     counters = {}
     for line in res.stderr.splitlines():
         parts = line.split(",")
-        if len(parts) >= 3 and parts[2] in events:
-            counters[parts[2]] = parts[0]
+        name = parts[2].split(":")[0] if len(parts) >= 3 else ""  # a user's events come back as "task-clock:u"
+        if name in events:
+            counters[name] = parts[0]
     if not counters:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
         return PerfStat(False, f"perf stat could not count here: {tail}")
@@ -405,17 +409,171 @@ def gate(
     return GateResult(name, np.array(ratios(costs["candidate"], costs["baseline"])), threshold)
 
 
+@dataclass
+class MetricGate:
+    """One metric of a :class:`NoiseGate` (e.g. "p99"): per-round ratios
+    (> 1: slower than the baseline) of the candidate and of the A/A pair,
+    and the threshold the A/A spread set."""
+
+    metric: str
+    ratios: np.ndarray = field(repr=False)
+    aa_ratios: np.ndarray = field(repr=False)
+    margin: float
+
+    @staticmethod
+    def _q(x: np.ndarray) -> tuple[float, float]:
+        return float(np.percentile(x, 25)), float(np.percentile(x, 75))
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The middle half (quartiles) of candidate / baseline."""
+        return self._q(self.ratios)
+
+    @property
+    def aa_spread(self) -> tuple[float, float]:
+        """The middle half of baseline / baseline: this run's noise."""
+        return self._q(self.aa_ratios)
+
+    @property
+    def noise(self) -> float:
+        """How far the A/A middle half reaches from 1 (0.08: 8%)."""
+        lo, hi = self.aa_spread
+        return max(hi - 1, 1 - lo, 0.0)
+
+    @property
+    def threshold(self) -> float:
+        """The A/A noise plus the margin: what a change must exceed."""
+        return self.noise + self.margin
+
+    @property
+    def verdict(self) -> str:
+        lo, hi = self.spread
+        if lo > 1 + self.threshold:
+            return "REGRESSION"
+        if hi < 1 / (1 + self.threshold):
+            return "IMPROVEMENT"
+        return "no change beyond noise"
+
+    def format(self) -> str:
+        lo, hi = self.spread
+        alo, ahi = self.aa_spread
+        return (
+            f"{self.metric}: {self.verdict} (candidate/baseline median {float(np.median(self.ratios)):.2f}x, "
+            f"middle half {lo:.2f}-{hi:.2f}x; A/A middle half {alo:.2f}-{ahi:.2f}x, so the threshold is "
+            f"+{self.threshold:.0%} = noise {self.noise:.0%} + margin {self.margin:.0%})"
+        )
+
+
+@dataclass
+class NoiseGate:
+    """A regression gate whose threshold comes from the run itself: the
+    baseline against itself (A/A) and against the candidate, interleaved
+    in the same rounds, one :class:`MetricGate` per metric."""
+
+    name: str
+    rounds: int
+    metrics: dict[str, MetricGate]
+
+    @property
+    def verdict(self) -> str:
+        """REGRESSION if any metric regressed; else IMPROVEMENT if any
+        improved; else no change beyond noise."""
+        v = [g.verdict for g in self.metrics.values()]
+        return "REGRESSION" if "REGRESSION" in v else ("IMPROVEMENT" if "IMPROVEMENT" in v else v[0])
+
+    def format(self) -> str:
+        return f"{self.name} ({self.rounds} rounds): {self.verdict}\n" + "\n".join(
+            "  " + g.format() for g in self.metrics.values()
+        )
+
+
+def latency_percentiles(samples_ns: object, percentiles: tuple[float, ...] = (50, 99)) -> dict[str, float]:
+    """``{"p50": ..., "p99": ...}`` (ns) of an array of latencies, or of a
+    :class:`lowlat.hist.Histogram`: the input of :func:`noise_gate`."""
+    if isinstance(samples_ns, Histogram):
+        return {f"p{p:g}": float(samples_ns.percentile(p)) for p in percentiles}
+    arr = np.asarray(samples_ns, dtype=np.float64)
+    if arr.size == 0:
+        raise ValueError("no latency samples to take percentiles of")
+    return {f"p{p:g}": float(np.percentile(arr, p)) for p in percentiles}
+
+
+def noise_gate(
+    name: str,
+    baseline: Callable[[], dict[str, float]],
+    candidate: Callable[[], dict[str, float]],
+    *,
+    rounds: int = 9,
+    margin: float = 0.05,
+) -> NoiseGate:
+    """The gate CI should run on tail latency: ``baseline`` twice (A and
+    A') and ``candidate`` (B), interleaved, alternating the order, for
+    ``rounds`` rounds.  Each call returns costs by metric, e.g.
+    ``{"p50": ns, "p99": ns}`` (:func:`latency_percentiles`).  For each
+    metric, A'/A per round measures this run's noise; the threshold is how
+    far the middle half of A'/A reaches from 1, plus ``margin``; B
+    regressed on that metric when the *lower quartile* of B/A is above
+    1 + threshold (slower in most rounds, by more than the noise and the
+    margin).  A P99 is noisier than a P50, so its threshold comes out wider:
+    measured, not guessed."""
+    rounds = int_arg(rounds, "rounds", minimum=3, maximum=10_000)
+    _callable(baseline, "baseline")
+    _callable(candidate, "candidate")
+    if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, numbers.Real):
+        raise TypeError(f"margin must be a number in [0, 1), got {type(margin).__name__} {margin!r}")
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must be in [0, 1), got {margin!r}")
+
+    def checked(which: str, fn: Callable[[], dict[str, float]]) -> Callable[[], dict[str, float]]:
+        def run() -> dict[str, float]:
+            out = fn()
+            if not isinstance(out, dict) or not out:
+                raise TypeError(f"{which} must return a dict of metric -> cost (e.g. {{'p99': ns}}), got {out!r}")
+            for k, c in out.items():
+                if (
+                    isinstance(c, (bool, np.bool_))
+                    or not isinstance(c, numbers.Real)
+                    or not (math.isfinite(c) and c > 0)
+                ):
+                    raise ValueError(f"{which} returned {k}={c!r}: costs must be finite numbers > 0 (e.g. ns)")
+            return {k: float(c) for k, c in out.items()}
+
+        return run
+
+    got = interleave(
+        {"A": checked("baseline", baseline), "A'": checked("baseline", baseline), "B": checked("candidate", candidate)},
+        rounds,
+    )
+    keys = list(got["A"][0])
+    if any(list(r) != keys for series in got.values() for r in series):
+        raise ValueError(f"baseline and candidate must return the same metrics every call; first call gave {keys}")
+    metrics = {
+        k: MetricGate(
+            k,
+            np.array(ratios([r[k] for r in got["B"]], [r[k] for r in got["A"]])),
+            np.array(ratios([r[k] for r in got["A'"]], [r[k] for r in got["A"]])),
+            float(margin),
+        )
+        for k in keys
+    }
+    return NoiseGate(name, rounds, metrics)
+
+
 __all__ = [
     "MAX_SCHEDULE",
     "Cachegrind",
     "Decision",
     "GateResult",
+    "MetricGate",
+    "NoiseGate",
     "OmissionScenario",
     "PerfStat",
     "cachegrind_demo",
     "decide",
     "gate",
     "heavy_tailed",
+    "latency_percentiles",
+    "noise_gate",
     "omission_scenario",
     "perf_stat",
     "repeat_ns",

@@ -4,6 +4,7 @@ verdicts (on synthetic costs: no timing), and the counter tools' fallbacks."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -110,3 +111,47 @@ def test_nonsense_numbers_are_refused_not_judged() -> None:
             measure.gate("g", lambda: 10.0, lambda bad=bad: bad)
     with pytest.raises(ValueError, match="baseline returned 0: costs must be"):
         measure.gate("g", lambda: 0, lambda: 1.0)
+
+
+def test_perf_stat_reads_a_users_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a user, perf names its events task-clock:u: they count all the same."""
+    stderr = "1.50,msec,task-clock:u,1500000,100.00,,\n3,,context-switches:u,1500000,100.00,,\n<not supported>,,cycles:u,0,100.00,,\n"
+    monkeypatch.setattr(measure.shutil, "which", lambda name: "/usr/bin/perf")
+    monkeypatch.setattr(
+        measure.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=stderr)
+    )
+    ps = measure.perf_stat(["true"], events=("task-clock", "context-switches", "cycles"))
+    assert ps.available and ps.counters == {"task-clock": "1.50", "context-switches": "3", "cycles": "<not supported>"}
+    assert "cycles" in ps.reason
+
+
+def test_noise_gate_sets_its_threshold_from_the_aa_spread() -> None:
+    quiet = lambda: {"p50": 100.0, "p99": 1_000.0}  # noqa: E731
+    g = measure.noise_gate("tail only", quiet, lambda: {"p50": 100.0, "p99": 1_500.0})
+    assert g.metrics["p50"].threshold == pytest.approx(0.05)  # no noise: the margin alone
+    assert g.metrics["p50"].verdict == "no change beyond noise"
+    assert g.metrics["p99"].verdict == "REGRESSION" and g.verdict == "REGRESSION"
+    assert "threshold is +5%" in g.format()
+    assert measure.noise_gate("faster", quiet, lambda: {"p50": 50.0, "p99": 500.0}).verdict == "IMPROVEMENT"
+    # The same 20% slower P99, against a baseline whose P99 varies +-30% from call to call: within the noise.
+    rng = np.random.default_rng(0)
+    noisy = lambda: {"p99": 1_000.0 * rng.uniform(0.7, 1.3)}  # noqa: E731
+    g = measure.noise_gate("noisy", noisy, lambda: {"p99": 1_200.0}, rounds=15)
+    m = g.metrics["p99"]
+    assert m.noise > 0.1 and m.threshold == pytest.approx(m.noise + 0.05)
+    assert m.verdict == "no change beyond noise"
+    assert measure.latency_percentiles(np.arange(1, 101)) == {"p50": 50.5, "p99": pytest.approx(99.01)}
+
+
+def test_noise_gate_refuses_bad_arguments() -> None:
+    ok = lambda: {"p99": 1.0}  # noqa: E731
+    with pytest.raises(ValueError, match="margin"):
+        measure.noise_gate("x", ok, ok, margin=1.5)
+    with pytest.raises(TypeError, match="must return a dict"):
+        measure.noise_gate("x", ok, lambda: 3.0)  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match="finite numbers > 0"):
+        measure.noise_gate("x", ok, lambda: {"p99": float("nan")})
+    with pytest.raises(ValueError, match="same metrics"):
+        measure.noise_gate("x", ok, lambda: {"p50": 1.0})
+    with pytest.raises(ValueError, match="no latency samples"):
+        measure.latency_percentiles([])
