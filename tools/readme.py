@@ -46,6 +46,23 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ns",
         "ping-pong round trip P50: inlined / exported; core-to-core beside it",
     ),
+    (
+        ("ring_struct64_items_per_s", "ring_index_items_per_s"),
+        "M/s",
+        "64-byte messages through a ring: the records themselves / 32-bit indices into a pool of them",
+    ),
+    (
+        ("o2_batch_items_per_s", "o3_native_batch_items_per_s"),
+        "M/s",
+        "the batched ring from the installed `-O2` core / built `-O3 -march=native`",
+    ),
+    (
+        ("seq_cst_store_ns", "release_store_ns"),
+        "ns",
+        "one atomic store, one thread: `seq_cst` (x86 `xchg`) / `release` (`mov`)",
+    ),
+    (("seq_cst_load_ns", "acquire_load_ns"), "ns", "one atomic load: `seq_cst` / `acquire` (both `mov` on x86)"),
+    (("smt_sibling_c2c_ns",), "ns", "core-to-core between two SMT siblings (none on a machine without them)"),
     (("hist_record_ns", "hist_record_inline_ns"), "ns", "one histogram record: exported call / inlined"),
     (("clock_read_ns", "tsc_read_ns"), "ns", "`clock_gettime(MONOTONIC)` / `rdtsc`"),
     (("mutex_uncontended_ns", "mutex_contended_ns"), "ns", "lock+unlock: one thread / two threads"),
@@ -72,6 +89,12 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ns",
         "the source article's pipeline as written (closed loop: queueing delay): P50 / P99 / max",
     ),
+    (
+        ("log_sync_p99_ns", "log_async_p99_ns"),
+        "ns",
+        "hot-path event P99 at 200k events/s: a `write()` per event / a log ring a writer thread drains",
+    ),
+    (("log_async_dropped",), "n", "records that log ring dropped"),
     (("batch_vs_row_speedup",), "x", "numpy row norms: one call per row vs one call for all (answers checked equal)"),
     (
         ("ffi_call_ns", "ffi_batched_item_ns"),
@@ -83,10 +106,15 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "%",
         "accelerator idle share of a simulated epoch: no prefetch / best depth",
     ),
+    (("roofline_f32_over_f64",), "x", "a vector add beyond the last-level cache: float32 / float64 FLOP/s"),
 ]
 
 
-def _fmt(v: float, kind: str) -> str:
+def _fmt(v: float | None, kind: str) -> str:
+    if v is None or math.isnan(v):
+        return "unavailable"
+    if kind == "n":
+        return f"{v:,.0f}"
     if kind == "M/s":
         return f"{v / 1e6:,.0f}" if v >= 1e7 else f"{v / 1e6:,.2f}"
     if kind == "x":
@@ -112,8 +140,9 @@ def table(run: dict[str, float], machine: str) -> str:
         if kind == "floor":
             value = f"{_fmt(run[keys[0]], 'ns')} ns / {_fmt(run[keys[1]], 'x')} x"
         else:
-            unit = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %"}[kind]
+            unit = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %", "n": ""}[kind]
             value = " / ".join(_fmt(run[k], kind) for k in keys) + unit
+            value = value.replace(f"unavailable{unit}", "unavailable")
         lines.append(f"| {' / '.join(f'`{k}`' for k in keys)} | {value} | {what} |")
     return "\n".join(lines)
 
