@@ -448,7 +448,7 @@ static void *consumer_main(void *arg)
     return NULL;
 }
 
-static int valid_wait(int w) { return w >= LL_WAIT_SPIN && w <= LL_WAIT_SLEEP; }
+static int valid_wait(int w) { return w >= LL_WAIT_SPIN && w <= LL_WAIT_BACKOFF; }
 
 static int valid_cpu(int cpu) { return cpu >= -1 && cpu < ll_cpu_count(); }
 

@@ -90,7 +90,7 @@ class PipelineConfig:
     - ``producer``: "closed" (as fast as the ring allows) or "open" (``rate``
       ticks per second on a fixed schedule);
     - ``when_full``: "wait" (per ``producer_wait``) or "drop" (counted);
-    - ``producer_wait`` / ``consumer_wait``: "spin", "spin_yield", "yield", "sleep";
+    - ``producer_wait`` / ``consumer_wait``: "spin", "spin_yield", "yield", "sleep", "backoff" (spin, pausing 1, 2, 4 ... 64 times as a wait goes on);
     - ``cpus``: (producer, consumer) CPUs, or None for no pinning;
     - ``samples``: "preallocated" or "growing" (realloc x2 on the hot path);
     - ``pool_blocks`` feature objects, each held ``hold_ns`` after use;

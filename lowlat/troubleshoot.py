@@ -224,7 +224,7 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
                 else "",
             )
         )
-        spinning = [w for w in (r.config.producer_wait, r.config.consumer_wait) if w == "spin"]
+        spinning = [w for w in (r.config.producer_wait, r.config.consumer_wait) if w in ("spin", "backoff")]
         out.append(
             Finding(
                 "Were the threads pinned, one spinning thread per core?",

@@ -15,7 +15,7 @@ from lowlat.affinity import usable_cpus
 
 _PREFIX = "LL_WAIT_"
 
-# name -> C value, in the enum's order: {"spin": 0, "yield": 1, "spin_yield": 2, "sleep": 3}
+# name -> C value, in the enum's order: {"spin": 0, "yield": 1, "spin_yield": 2, "sleep": 3, "backoff": 4}
 WAITS: dict[str, int] = {
     name[len(_PREFIX) :].lower(): int(value)
     for name, value in sorted(ffi.typeof("enum ll_wait_policy").relements.items(), key=lambda kv: kv[1])

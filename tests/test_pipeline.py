@@ -126,7 +126,11 @@ def test_every_wait_policy(wait: str) -> None:
         ({"rate": 0.0}, ValueError, r"rate must be in \(0, 1e9\] ticks per second"),
         ({"rate": "fast"}, TypeError, "rate must be a number"),
         ({"when_full": "block"}, ValueError, "when_full must be one of 'wait', 'drop'"),
-        ({"consumer_wait": "nap"}, ValueError, "consumer_wait must be one of 'spin', 'yield', 'spin_yield', 'sleep'"),
+        (
+            {"consumer_wait": "nap"},
+            ValueError,
+            "consumer_wait must be one of 'spin', 'yield', 'spin_yield', 'sleep', 'backoff'",
+        ),
         ({"capacity": 1000}, ValueError, "capacity must be a power of two >= 2, got 1000"),
         ({"pool_blocks": 0}, ValueError, "pool_blocks must be >= 1"),
         ({"cpus": (0, 999)}, ValueError, "cpu must be <="),
@@ -177,5 +181,6 @@ def test_wait_policies_come_from_the_core() -> None:
         "yield": lib.LL_WAIT_YIELD,
         "spin_yield": lib.LL_WAIT_SPIN_YIELD,
         "sleep": lib.LL_WAIT_SLEEP,
+        "backoff": lib.LL_WAIT_BACKOFF,
     }
     assert "sleep" not in BENCH_WAITS and set(BENCH_WAITS) < set(WAITS)

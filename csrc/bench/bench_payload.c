@@ -266,7 +266,7 @@ static int check_cfg(const ll_payload_cfg *c)
 {
     if (!c || c->items == 0 || c->capacity < 2 || c->capacity > ((size_t)1 << 30) ||
         (c->capacity & (c->capacity - 1)) || (c->kind != LL_PAYLOAD_STRUCT64 && c->kind != LL_PAYLOAD_INDEX) ||
-        (c->round_trip != 0 && c->round_trip != 1) || c->wait < LL_WAIT_SPIN || c->wait > LL_WAIT_SPIN_YIELD)
+        (c->round_trip != 0 && c->round_trip != 1) || !ll_wait_bench_ok(c->wait))
         return LL_EINVAL;
     return LL_OK;
 }

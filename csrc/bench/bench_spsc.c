@@ -191,7 +191,7 @@ static void *tp_consumer(void *arg)
 static int check_spsc_cfg(const ll_spsc_bench_cfg *cfg)
 {
     if (!cfg || cfg->items == 0 || cfg->capacity < 2 || (cfg->capacity & (cfg->capacity - 1)) ||
-        cfg->wait < LL_WAIT_SPIN || cfg->wait > LL_WAIT_SPIN_YIELD)
+        !ll_wait_bench_ok(cfg->wait))
         return LL_EINVAL;
     return LL_OK;
 }
@@ -422,7 +422,7 @@ static void *c2c_b(void *arg)
 
 double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
 {
-    if (round_trips == 0 || wait < LL_WAIT_SPIN || wait > LL_WAIT_SPIN_YIELD)
+    if (round_trips == 0 || !ll_wait_bench_ok(wait))
         return LL_EINVAL;
     struct c2c *c = ll_alloc_lines(sizeof *c);
     if (!c)

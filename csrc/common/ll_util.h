@@ -32,6 +32,13 @@ static inline uint64_t ll_rng_next(uint64_t *s)
 
 /* One failed attempt's wait, per enum ll_wait_policy.  `spins` counts the
  * attempts of the current wait (reset it to 0 when the wait ends). */
+/* The policies a benchmark loop accepts: all but sleeping (a 1 us nap
+ * would be what it measures). */
+static inline int ll_wait_bench_ok(int w)
+{
+    return (w >= LL_WAIT_SPIN && w <= LL_WAIT_SPIN_YIELD) || w == LL_WAIT_BACKOFF;
+}
+
 static inline void ll_wait_once(int policy, unsigned *spins)
 {
     if (policy == LL_WAIT_SLEEP) {
@@ -42,6 +49,20 @@ static inline void ll_wait_once(int policy, unsigned *spins)
     }
     if (policy == LL_WAIT_YIELD || (policy == LL_WAIT_SPIN_YIELD && ++*spins > 100)) {
         sched_yield();
+        return;
+    }
+    if (policy == LL_WAIT_BACKOFF) {
+        /* Each look at an empty ring reads the line the other side is about
+         * to write, and its next write must then take the line back (one
+         * core-to-core transfer).  Looking less often as the wait grows lets
+         * a producer publish a run of records per transfer; the price is up
+         * to 64 pauses of extra wake-up delay.  *spins counts the attempts of
+         * this wait; the caller resets it. */
+        unsigned n = 1u << (*spins < 6 ? *spins : 6);
+        if (*spins < 6)
+            ++*spins;
+        for (unsigned i = 0; i < n; i++)
+            ll_cpu_relax();
         return;
     }
     ll_cpu_relax();

@@ -22,6 +22,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "spsc_uncached_items_per_s": ("items/s", "the same, no cached remote index"),
     "spsc_padded_vs_unpadded": ("x", "padded / unpadded throughput"),
     "spsc_cached_vs_uncached": ("x", "cached / uncached throughput"),
+    "spsc_backoff_items_per_s": ("items/s", "the same inlined ring, waits backing off (1..64 pauses)"),
+    "spsc_backoff_vs_spin": ("x", "backoff / plain spin throughput"),
     "spsc_c_batch_items_per_s": ("items/s", "SPSC, push_many/pop_many of 256 inside C"),
     "spsc_api_items_per_s": ("items/s", "the same per-item ring through the exported ll_spsc_try_push_u64/pop_u64"),
     "spsc_api_vs_inline": ("x", "exported / inlined per-item throughput"),
@@ -115,6 +117,8 @@ NEEDS_TWO_CPUS: frozenset[str] = frozenset(
         "spsc_rtt_c2c_ns",
         "pipeline_c2c_ns",
         "pipeline_p50_over_c2c",
+        "spsc_backoff_items_per_s",
+        "spsc_backoff_vs_spin",
         "seq_cst_store_contended_ns",
         "release_store_contended_ns",
     }

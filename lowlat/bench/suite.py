@@ -259,11 +259,13 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         "batch": {"batch": 256},
         "api": {"api": True},
     }
+    if wait == "spin":  # two spinning threads fit: also the consumer that looks less often
+        variants["backoff"] = {"wait": "backoff"}
     first = len(c2c)
 
     def ring(name: str, kw: dict) -> Callable[[], float]:
         def run() -> float:
-            res = spsc_throughput(1024, items, wait=wait, **kw)
+            res = spsc_throughput(1024, items, **{"wait": wait, **kw})
             if res.errors:
                 raise AssertionError(f"SPSC benchmark delivered {res.errors} records out of order ({name})")
             return res.items_per_s
@@ -285,6 +287,11 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
         "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
     }
+    if "backoff" in tp:
+        out.update(
+            spsc_backoff_items_per_s=median(tp["backoff"]),
+            spsc_backoff_vs_spin=median(ratios(tp["backoff"], tp["best"])),
+        )
     mine = _finite(c2c[first:])
     if mine:  # the regime these rounds ran in
         out.update(spsc_c2c_ns=median(mine), spsc_c2c_min_ns=min(mine), spsc_c2c_max_ns=max(mine))
