@@ -147,3 +147,19 @@ def test_cli_bench_quick_writes_every_key(tmp_path: Path) -> None:
     assert "[9/14] page faults" in res.stderr and "[10/14] pipeline" in res.stderr  # progress goes to stderr
     for k in ISSUE_KEYS:
         assert k in res.stdout  # and every key is in the table
+
+
+def test_a_python_worker_that_dies_is_reported_not_hung(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception in the producer thread reaches the caller (it used to
+    leave the consumer blocked in get() forever)."""
+    import queue as stdqueue
+
+    class Broken(stdqueue.SimpleQueue):  # type: ignore[type-arg]
+        def put(self, item: object, block: bool = True, timeout: float | None = None) -> None:
+            if item == 5:
+                raise MemoryError("no room for item 5")
+            super().put(item, block, timeout)
+
+    monkeypatch.setattr(queues.queue, "SimpleQueue", Broken)
+    with pytest.raises(MemoryError, match="item 5"):
+        queues.python_queue(100, "SimpleQueue")

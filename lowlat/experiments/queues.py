@@ -223,12 +223,15 @@ def spsc_python_batches(items: int = 5_000_000, batch: int = 8192, capacity: int
     q = SpscQueue(power_of_two(capacity, "capacity"))
     data = np.arange(items, dtype=np.uint64)
     errors: list[str] = []
+    failed = threading.Event()  # set when either thread dies: the other stops waiting for it
 
     def produce() -> None:
         sent = 0
         while sent < items:
             k = q.push_many(data[sent : sent + batch])
             if k == 0:
+                if failed.is_set():
+                    return
                 time.sleep(0)
             sent += k
 
@@ -238,13 +241,15 @@ def spsc_python_batches(items: int = 5_000_000, batch: int = 8192, capacity: int
         while got < items:
             k = q.pop_many(buf)
             if k == 0:
+                if failed.is_set():
+                    return
                 time.sleep(0)
                 continue
             if buf[0] != got or buf[k - 1] != got + k - 1:
                 errors.append(f"batch at {got} out of order")
             got += k
 
-    return _two_threads(produce, consume, items, errors)
+    return _two_threads(produce, consume, items, errors, failed)
 
 
 def python_queue(items: int = 200_000, kind: str = "Queue") -> float:
@@ -252,6 +257,7 @@ def python_queue(items: int = 200_000, kind: str = "Queue") -> float:
     ``queue.SimpleQueue`` (unbounded), one put/get per item; items/s."""
     q = {"Queue": queue.Queue, "SimpleQueue": queue.SimpleQueue}[kind]()
     errors: list[str] = []
+    failed = threading.Event()
 
     def produce() -> None:
         put = q.put
@@ -265,18 +271,47 @@ def python_queue(items: int = 200_000, kind: str = "Queue") -> float:
                 errors.append("out of order")
                 return
 
-    return _two_threads(produce, consume, items, errors)
+    # A producer that dies leaves the consumer blocked in get(): wake it with
+    # one item it cannot mistake for the next (it then stops, out of order).
+    return _two_threads(produce, consume, items, errors, failed, wake_consumer=lambda: q.put(-1))
 
 
-def _two_threads(produce: Callable[[], None], consume: Callable[[], None], items: int, errors: list[str]) -> float:
-    tc = threading.Thread(target=consume)
-    tp = threading.Thread(target=produce)
+def _two_threads(
+    produce: Callable[[], None],
+    consume: Callable[[], None],
+    items: int,
+    errors: list[str],
+    failed: threading.Event,
+    wake_consumer: Callable[[], None] | None = None,
+) -> float:
+    """Runs the two workers; items/s.  An exception in either worker is not
+    lost in its thread: ``failed`` is set (the other worker's waits check it),
+    the consumer is woken if it may be blocked, and the exception is raised
+    here, in the caller's thread, after both have ended."""
+    failures: list[BaseException] = []
+
+    def guarded(fn: Callable[[], None], producer: bool) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn()
+            except BaseException as exc:  # re-raised in the caller's thread below
+                failures.append(exc)
+                failed.set()
+                if producer and wake_consumer is not None:
+                    wake_consumer()
+
+        return run
+
+    tc = threading.Thread(target=guarded(consume, False), name="lowlat-consumer")
+    tp = threading.Thread(target=guarded(produce, True), name="lowlat-producer")
     t0 = time.perf_counter()
     tc.start()
     tp.start()
     tp.join()
     tc.join()
     dt = time.perf_counter() - t0
+    if failures:
+        raise failures[0]
     if errors:
         raise AssertionError(errors[0])
     return items / dt
