@@ -125,7 +125,8 @@ def diagnose() -> Report:
     if not pc.works:
         rep.notes.append(
             "No hardware counters: chapter 04 uses getrusage (faults, context switches), cachegrind "
-            "(simulated cache misses) and careful timing instead of perf stat."
+            "(simulated cache misses) and careful timing instead of perf stat's hardware events (cycles, "
+            "instructions, cache misses)."
         )
     if pa.perf is None:
         rep.notes.append(

@@ -136,6 +136,10 @@ class PerfStat:
     available: bool
     reason: str
     counters: dict[str, str] = field(default_factory=dict)  # event -> value or "<not supported>"
+    # True when perf counted user space only (a non-root user: events come back
+    # as "task-clock:u"): then context switches and migrations, which happen in
+    # the kernel, read 0 whether or not any happened.
+    user_only: bool = False
 
 
 def perf_stat(
@@ -154,7 +158,9 @@ def perf_stat(
     why there is none.  Software events (task-clock, context switches,
     migrations, faults) work even in VMs; hardware ones usually do not
     there.  As a user (not root) perf counts user space only and names the
-    events ``task-clock:u``; they are reported under their plain names."""
+    events ``task-clock:u``; they are reported under their plain names and
+    ``user_only`` is set: a 0 for context switches or migrations then means
+    "not counted", not "none happened"."""
     if isinstance(cmd, (str, bytes)) or not isinstance(cmd, (list, tuple)) or not cmd:
         raise TypeError(f"cmd must be a non-empty list of strings (a program and its arguments), got {cmd!r}")
     if not all(isinstance(c, str) for c in cmd):
@@ -166,11 +172,14 @@ def perf_stat(
         [perf, "stat", "-x", ",", "-e", ",".join(events), "--", *cmd], capture_output=True, text=True, timeout=300
     )
     counters = {}
+    user_only = False
     for line in res.stderr.splitlines():
         parts = line.split(",")
-        name = parts[2].split(":")[0] if len(parts) >= 3 else ""  # a user's events come back as "task-clock:u"
+        full = parts[2] if len(parts) >= 3 else ""
+        name, _, modifier = full.partition(":")  # a user's events come back as "task-clock:u"
         if name in events:
             counters[name] = parts[0]
+            user_only = user_only or modifier == "u"
     if not counters:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
         return PerfStat(False, f"perf stat could not count here: {tail}")
@@ -182,7 +191,9 @@ def perf_stat(
         else f"counted: {', '.join(counted) or 'none'}; {counters.get(missing[0], '<not counted>')} here: "
         f"{', '.join(missing)} (hardware events are usually missing in VMs and containers)"
     )
-    return PerfStat(True, reason, counters)
+    if user_only:
+        reason += "; user space only (perf as a non-root user: the kernel's part, switches and migrations, not counted)"
+    return PerfStat(True, reason, counters, user_only)
 
 
 @dataclass
@@ -514,8 +525,10 @@ def noise_gate(
     far the middle half of A'/A reaches from 1, plus ``margin``; B
     regressed on that metric when the *lower quartile* of B/A is above
     1 + threshold (slower in most rounds, by more than the noise and the
-    margin).  A P99 is noisier than a P50, so its threshold comes out wider:
-    measured, not guessed."""
+    margin).  A P99 rests on the few slowest samples of a round, so it is
+    usually noisier than a P50 and its threshold is expected to come out
+    wider; the A/A rounds decide, per metric and per run (a quiet run can
+    give the P99 a threshold as narrow as the P50's, or narrower)."""
     rounds = int_arg(rounds, "rounds", minimum=3, maximum=10_000)
     _callable(baseline, "baseline")
     _callable(candidate, "candidate")

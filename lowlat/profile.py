@@ -427,7 +427,10 @@ def flamegraph_svg(
 @dataclass
 class Profile:
     """A sampling profile of one child process.  ``folded``: stack ->
-    samples; ``report``: the top of ``perf report --stdio`` (perf only)."""
+    samples; ``report``: the top of ``perf report --stdio`` (perf only);
+    ``user_only``: perf sampled user space only (a user at
+    ``perf_event_paranoid`` >= 2, or no kernel frame in any stack), so the
+    time spent inside system calls is missing from the shares."""
 
     available: bool
     reason: str
@@ -436,6 +439,7 @@ class Profile:
     report: str = ""
     frequency: int = 0  # samples per second per thread
     child_output: str = ""
+    user_only: bool = False
 
     @property
     def samples(self) -> int:
@@ -559,6 +563,7 @@ def _record_perf(
     if not folded:
         return Profile(False, "perf recorded no samples", "perf", child_output=res.stdout)
     top = [ln.rstrip() for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+    user_only = (not is_root() and (paranoid() or 0) >= 2) or share(folded, r"_\[k\]$") == 0.0
     return Profile(
         True,
         f"perf record -e cpu-clock -F {frequency} -g",
@@ -567,6 +572,7 @@ def _record_perf(
         "\n".join(top[:report_lines]),
         frequency,
         res.stdout,
+        user_only,
     )
 
 

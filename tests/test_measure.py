@@ -123,6 +123,7 @@ def test_perf_stat_reads_a_users_events(monkeypatch: pytest.MonkeyPatch) -> None
     ps = measure.perf_stat(["true"], events=("task-clock", "context-switches", "cycles"))
     assert ps.available and ps.counters == {"task-clock": "1.50", "context-switches": "3", "cycles": "<not supported>"}
     assert "cycles" in ps.reason
+    assert ps.user_only and "user space only" in ps.reason
 
 
 def test_noise_gate_sets_its_threshold_from_the_aa_spread() -> None:
