@@ -287,6 +287,8 @@ class SoakReport:
                 f"  the pipeline fell behind its schedule: stopped at the deadline with {self.not_made:,} ticks "
                 f"not yet made ({self.not_made / (self.rate * self.minutes * 60):.1%} of the schedule)"
             )
+        n_part = sum(1 for iv in self.intervals if iv["partial"])
+        part = f" ({s['intervals'] - n_part} complete, {n_part} partial)" if n_part else ""
         if "p99_first_us" in s:
             lines.append(
                 f"  P99 first interval {s['p99_first_us']:,.1f} us, last {s['p99_last_us']:,.1f} us "
@@ -296,7 +298,7 @@ class SoakReport:
             lines.append(
                 f"  RSS {s['rss_first_mib']:.1f} MiB -> {s['rss_last_mib']:.1f} MiB ({s['rss_growth_mib']:+.1f} MiB, "
                 f"{self.rss_source}); ring up to {s['max_watermark_fraction']:.0%} full; alert in "
-                f"{s['alert_intervals']} of {s['intervals']} intervals ({AlertRule().describe()})"
+                f"{s['alert_intervals']} of {s['intervals']} intervals{part} ({AlertRule().describe()})"
             )
         return lines
 
@@ -317,9 +319,21 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+def ring_capacity(report: SoakReport) -> int | None:
+    """The ring's capacity (ticks), read back from the intervals (watermark
+    over its fraction); ``None`` when no interval saw a tick in the ring."""
+    for iv in report.intervals:
+        if iv["watermark_fraction"] and iv["watermark"]:
+            return round(iv["watermark"] / iv["watermark_fraction"])
+    return None
+
+
 def plot_drift(report: SoakReport, path: Path) -> Path:
-    """Draws P50/P99/max per interval against time (us, log scale) to
-    ``path`` (PNG), titled with the rate and the machine."""
+    """Draws the soak's drift to ``path`` (PNG), titled with the rate and
+    the machine: above, P50/P99/max per interval against time (us, log
+    scale) with the ring's span (capacity / rate: the longest stall the ring
+    holds); below, RSS (MiB, left axis) and the ring's high-watermark (% of
+    its capacity, right axis) with the alert's 80% line."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -329,21 +343,78 @@ def plot_drift(report: SoakReport, path: Path) -> Path:
 
     ivs = [iv for iv in report.intervals if iv["ticks"] > 0 and not iv["partial"]]
     part = [iv for iv in report.intervals if iv["ticks"] > 0 and iv["partial"]]
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, (ax, ax_rss) = plt.subplots(
+        2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [3, 2]}, constrained_layout=True
+    )
     for key, label, style in (("max_us", "max", ":"), ("p99_us", "P99", "-"), ("p50_us", "P50", "--")):
         (line,) = ax.plot(
             [iv["t_s"] for iv in ivs], [iv[key] for iv in ivs], style, marker="o", markersize=3, label=label
         )
         if part:  # a partial interval (the end, or a stop): hollow, not joined to the others
             ax.plot([iv["t_s"] for iv in part], [iv[key] for iv in part], "o", mfc="none", color=line.get_color())
+    cap = ring_capacity(report)
+    if cap:
+        span_us = cap / report.rate * 1e6
+        ax.axhline(
+            span_us,
+            color="grey",
+            linewidth=0.8,
+            linestyle="-.",
+            label=f"the ring's span: {cap:,} / {report.rate:,.0f} per s = {span_us / 1e3:,.1f} ms",
+        )
     ax.set_yscale("log")
-    ax.set_xlabel("time since the start (s; each point: the interval ending then)")
     ax.set_ylabel("latency, done - intended (us, log scale)")
     ax.legend(loc="best", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     stopped = ", stopped early" if report.interrupted else ""
     titled(ax, f"soak drift: {report.rate:,.0f} ticks/s, {report.interval_s:g} s intervals{stopped}")
-    fig.tight_layout()
+
+    every = ivs + part
+    t_all = [iv["t_s"] for iv in every]
+    (rss_line,) = ax_rss.plot(
+        [iv["t_s"] for iv in ivs],
+        [iv["rss_mib"] for iv in ivs],
+        "-",
+        marker="o",
+        markersize=3,
+        color="C4",
+        label=f"RSS (MiB, {report.rss_source})",
+    )
+    if part:
+        ax_rss.plot([iv["t_s"] for iv in part], [iv["rss_mib"] for iv in part], "o", mfc="none", color="C4")
+    rss = [iv["rss_mib"] for iv in every]
+    if rss:  # at least 1 MiB of range, so a flat RSS looks flat, not like noise magnified
+        mid = (max(rss) + min(rss)) / 2
+        half = max(0.5, (max(rss) - min(rss)) / 2 * 1.2)
+        ax_rss.set_ylim(mid - half, mid + half)
+    ax_rss.set_ylabel("RSS (MiB)")
+    ax_rss.set_xlabel("time since the start (s; each point: the interval ending then)")
+    ax_rss.grid(True, alpha=0.3)
+    ax_wm = ax_rss.twinx()
+    ax_wm.bar(
+        t_all,
+        [100 * iv["watermark_fraction"] for iv in every],
+        width=0.6 * report.interval_s,
+        color=["C3" if iv["alert"] else "C7" for iv in every],
+        alpha=0.35,
+    )
+    ax_wm.axhline(80, color="C3", linestyle=":", linewidth=0.8)
+    ax_wm.set_ylim(0, 105)
+    ax_wm.set_ylabel("ring high-watermark (% of capacity)")
+    ax_rss.set_zorder(ax_wm.get_zorder() + 1)  # the RSS line over the bars
+    ax_rss.patch.set_visible(False)
+    from matplotlib.patches import Patch
+
+    ax_rss.legend(
+        handles=[
+            rss_line,
+            Patch(color="C7", alpha=0.35, label="watermark per interval (right axis)"),
+            Patch(color="C3", alpha=0.35, label="... an alert interval (80% line dotted)"),
+        ],
+        loc="upper left",
+        fontsize=8,
+    )
+    ax_rss.set_title("memory and the ring's high-watermark per interval", fontsize=9)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
@@ -539,6 +610,7 @@ __all__ = [
     "default_interval",
     "default_json_path",
     "plot_drift",
+    "ring_capacity",
     "rss_mib",
     "soak",
     "watch",

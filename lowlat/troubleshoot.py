@@ -199,6 +199,21 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
     one pipeline run measured with :func:`with_usage`."""
     n = len(usable_cpus())  # the CPUs this process may run on, not all online ones
     out: list[Finding] = []
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    busy = load is not None and load > n - 0.5  # the same test as the load line below
+    # Who took the CPUs: the load line below settles whether other runnable tasks competed.
+    # When it clears them, name what a load average hardly shows.
+    if busy:
+        takers = "other runnable tasks took the CPUs (the load below is high)"
+    else:
+        takers = (
+            "the CPUs went to other runnable tasks, other threads of this process (the notebook's kernel, a "
+            "monitor) or kernel threads (interrupt handling, kworkers); no load average here to tell which"
+            if load is None
+            else "the load below shows no steady competition, so the CPUs went to work it averages away: "
+            "other threads of this process (the notebook's kernel, a monitor), short-lived tasks, kernel "
+            "threads (interrupt handling, kworkers)"
+        ) + (", or the two threads themselves taking turns on one CPU" if n < 2 else "")
     if usage is not None:
         r = usage.result
         st = stalls(r)
@@ -212,14 +227,13 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
                 + (f", typically {np.median(gaps):.1f} ms apart" if len(gaps) >= 3 else "")
                 + (f"; the producer missed its schedule {r.late_sends:,} times" if r.config.producer == "open" else ""),
                 "warn" if pre > 10 or st else "ok",
-                "many preemptions: other runnable tasks (or, on one usable CPU, the two threads themselves) took "
-                "turns on the CPUs; give the pipeline CPUs nothing else runs on"
+                f"many preemptions: {takers}; give the pipeline CPUs nothing else runs on"
                 if pre > 100
-                else f"{pre:,} preemptions for {len(st)} stalls: enough to explain them; other runnable tasks took "
-                "the CPUs (check the load below), so give the pipeline CPUs nothing else runs on"
+                else f"{pre:,} preemptions for {len(st)} stalls: enough to explain them; {takers} (the VM host's pauses show as steal below, not as switches); give the "
+                "pipeline CPUs nothing else runs on (isolated cores)"
                 if st and pre >= len(st)
-                else "fewer preemptions than stalls: the rest point at the host (a VM pausing its vCPUs; see steal "
-                "below) or at interrupts: isolate cores, or run on bare metal"
+                else "fewer preemptions than stalls: a stall without a switch is the host pausing the vCPU (a VM; "
+                "see steal below) or an interrupt handled on the thread's CPU: isolate cores, or run on bare metal"
                 if st
                 else "",
             )
@@ -233,15 +247,12 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
                 "" if len(spinning) <= n else "more spinners than cores: use yield, or fewer threads",
             )
         )
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     out.append(
         Finding(
             "Is there other load?",
             f"load average {load:.2f} on {n} usable CPU(s)" if load is not None else "no load average here",
-            "n/a" if load is None else ("warn" if load > n - 0.5 else "ok"),
-            "close other programs; the benchmark wants its cores to itself"
-            if load is not None and load > n - 0.5
-            else "",
+            "n/a" if load is None else ("warn" if busy else "ok"),
+            "close other programs; the benchmark wants its cores to itself" if busy else "",
         )
     )
     steal = _steal_share(steal_sample_s)
