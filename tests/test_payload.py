@@ -107,3 +107,66 @@ def test_pool_rotation_under_thread_sanitizer(cc: str, tmp_path: Path) -> None:
     out = res.stdout + res.stderr
     assert "ThreadSanitizer" not in out, out[-4000:]
     assert res.returncode == 0 and "OK: 0 errors" in res.stdout, out[-4000:]
+
+
+# the chapter's readings, for every plausible run: fixed per-round series, no C involved
+def test_a_small_consistent_lead_is_named_as_one_not_as_undecided() -> None:
+    struct = [6.0, 6.2, 5.9, 7.0, 6.5]
+    index = [5.5, 5.8, 5.5, 6.5, 6.0]  # index / struct 0.92-0.94: the struct ring ahead in every round
+    text = payload.throughput_reading(struct, index)
+    assert "struct ring ahead in most rounds, by less than 15%" in text and "within the predicted 1.5x" in text
+    assert "cannot tell" not in text
+
+
+@pytest.mark.parametrize(
+    ("index", "expect"),
+    [
+        ([1.3, 1.25, 1.35, 1.3, 1.28], "index ring ahead (median round 1.30x"),
+        ([2.0, 2.1, 1.9, 2.2, 2.0], "more than the 1.5x predicted: run it again"),
+        ([1.05, 0.95, 1.0, 1.02, 0.97], "a tie within 15%"),
+        ([1.3, 0.8, 1.2, 0.85, 1.0], "no consistent winner"),
+        ([2.0, 0.4, 1.9, 0.5, 1.0], "cannot tell the two apart; run it again"),
+    ],
+)
+def test_throughput_reading_by_shape_of_the_rounds(index: list[float], expect: str) -> None:
+    assert expect in payload.throughput_reading([1.0] * 5, index)
+
+
+def test_throughput_reading_on_one_cpu_expects_the_index_ring_ahead() -> None:
+    assert "as predicted for one CPU" in payload.throughput_reading([1.0] * 3, [1.5, 1.4, 1.6], one_cpu=True)
+    text = payload.throughput_reading([1.0] * 3, [0.7, 0.8, 0.75], one_cpu=True, reasons=["a busy machine"])
+    assert "against the prediction for one CPU" in text and "likely because a busy machine" in text
+
+
+def test_round_trip_extra_is_sized_in_transfers_of_this_run() -> None:
+    struct = [596.0, 577.0, 629.0, 600.0, 590.0]
+    index = [643.0, 626.0, 661.0, 640.0, 650.0]  # about 47 ns longer: half a transfer of ~100 ns
+    text = payload.round_trip_reading(struct, index, [105.0, 88.0, 99.0, 120.0, 95.0])
+    assert "within the one extra transfer predicted" in text and "0.4" in text
+    assert "did not show" not in text
+    about = payload.round_trip_reading(
+        struct, [x + d for x, d in zip(struct, (60, 90, 110, 95, 70))], [70.0, 78.0, 80.0, 92.0, 85.0]
+    )
+    assert "about one transfer, the size predicted" in about
+    more = payload.round_trip_reading(struct, [x + 300 for x in struct], [100.0] * 5)
+    assert "more than the one extra transfer predicted" in more
+    shorter = payload.round_trip_reading(struct, [x - 50 for x in struct], [100.0] * 5)
+    assert "shorter in most rounds" in shorter and "against the prediction" in shorter
+    mixed = payload.round_trip_reading(struct, [x + d for x, d in zip(struct, (10, -10, 5, -5, 0))], [100.0] * 5)
+    assert "did not show" in mixed
+    wide = payload.round_trip_reading(struct, [x + d for x, d in zip(struct, (300, -300, 200, -200, 0))], [100.0] * 5)
+    assert "cannot resolve" in wide
+
+
+def test_round_trip_without_a_core_to_core_latency_says_why() -> None:
+    one = payload.round_trip_reading([5e6, 6e6], [5.5e6, 6e6], [float("nan")], one_cpu=True)
+    assert "one usable CPU" in one and "transfer" in one
+    unpinned = payload.round_trip_reading([600.0, 610.0], [640.0, 650.0], [float("nan")])
+    assert "could not be measured" in unpinned
+
+
+def test_readings_refuse_bad_series() -> None:
+    with pytest.raises(ValueError, match="equal length"):
+        payload.throughput_reading([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="positive finite"):
+        payload.round_trip_reading([0.0], [1.0])
