@@ -252,6 +252,58 @@ def test_roofline_reading_says_when_a_kernel_is_above_its_roof() -> None:
     assert "on its bandwidth roof (104%" in _roof(100e9, 10e9, near_add).reading(near_add)
 
 
+def _streams() -> list[roofline.Kernel]:
+    # copy 20 GB/s (the roof), add 10 GB/s, sum 8 GB/s, on 192 MiB arrays
+    return [
+        roofline.Kernel("copy 192 MiB", 0.0, 20e9, 1.0, 0.02, "copy"),
+        roofline.Kernel("add 192 MiB", 1e9, 10e9, 1.0, 0.02, "add"),
+        roofline.Kernel("sum 192 MiB", 1e9, 8e9, 1.0, 0.02, "sum"),
+    ]
+
+
+def test_roofline_reading_compares_a_stream_kernel_with_its_own_stream() -> None:
+    streams = _streams()
+    roof = roofline.Roofline(60e9, 20e9, [], None, streams)
+    add = roofline.Kernel("vector add", 4e6, 96e6, 96e6 / 9.9e9, 0.02, "add")  # 9.9 GB/s: its own stream's rate
+    text = roof.reading(add)
+    assert "at 50% of its bandwidth roof (the best stream, copy 192 MiB" in text
+    assert "at 99% of its own stream's rate (add 192 MiB, 10.0 GB/s)" in text
+    assert "bandwidth-bound at its own access pattern" in text and "not per-call overhead" in text
+    assert "per-call overhead and small-size" not in text
+    slow_sum = roofline.Kernel("reduction (sum)", 4e6, 32e6, 32e6 / 2e9, 0.02, "sum")  # 2 GB/s, 16 ms a call
+    text = roof.reading(slow_sum)
+    assert "far below even its own stream" in text and "per-call overhead does not explain it" in text
+    part = roofline.Kernel("reduction (sum)", 4e6, 32e6, 32e6 / 7.2e9, 0.02, "sum")  # 90% of its stream's 8 GB/s
+    assert "most of its distance below the roof is the gap between the streams; the rest, 10%" in roof.reading(part)
+    cached = roofline.Kernel("vector add", 4e6, 96e6, 96e6 / 14e9, 0.02, "add")
+    assert "partly stayed in a cache" in roof.reading(cached)
+    # the best stream's own pattern, or no pattern: the plain roof comparison
+    copy = roofline.Kernel("copy", 0.0, 1e6, 1e6 / 5e9, 0.02, "copy")
+    assert roof.own_stream(copy) is None and roof.own_stream(roofline.Kernel("x", 1, 1, 1)) is None
+    assert roof.ridge_text == "3" and "ridge: 3 FLOP/byte" in roof.roofs()
+
+
+def test_roofline_names_per_call_overhead_only_for_short_calls() -> None:
+    tiny = roofline.Kernel("matmul 32", flops=65536, bytes=24576, seconds=4e-6)  # 16 GFLOP/s of 100: lost 3.4 us
+    text = _roof(100e9, 100e9, tiny).reading(tiny)  # ridge at 1: compute-bound, at 16% of its roof
+    assert "likely per-call overhead and small-size inefficiency" in text
+    long_mm = roofline.Kernel("matmul 512", flops=2.7e8, bytes=6.3e6, seconds=0.01)  # 27 GFLOP/s of 100, 10 ms
+    text = _roof(100e9, 10e9, long_mm).reading(long_mm)
+    assert "per-call overhead does not explain it" in text and "suits the BLAS worse" in text
+
+
+def test_depth_against_estimate_uses_the_grid() -> None:
+    grid = [0, 1, 2, 4, 8, 16, 32]
+    assert loader.depth_against_estimate(grid, 16, 7.8) == ("as predicted", 8, 16)
+    assert loader.depth_against_estimate(grid, 8, 7.8)[0] == "as predicted"
+    assert loader.depth_against_estimate(grid, 4, 7.8)[0] == "close"
+    assert loader.depth_against_estimate(grid, 32, 7.8)[0] == "close"
+    assert loader.depth_against_estimate(grid, 2, 7.8)[0] == "not"
+    assert loader.depth_against_estimate(grid, 32, 40.0) == ("close", 32, 32)  # beyond the grid
+    with pytest.raises(ValueError, match="found must be one of the depths"):
+        loader.depth_against_estimate(grid, 3, 7.8)
+
+
 # ---- stragglers ------------------------------------------------------------------------------
 
 

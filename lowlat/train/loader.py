@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Generic, TypeVar
@@ -397,3 +397,24 @@ def torch_epoch(
         return DataLoader(src, batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor)
 
     return train_epoch(source, num_workers * prefetch_factor, step, loader_cls=make)
+
+
+def depth_against_estimate(depths: Sequence[int], found: int, estimate: float) -> tuple[str, int, int]:
+    """How the depth an epoch sweep found compares with the stall / step
+    estimate, on the sweep's own grid (depths that double cannot land on an
+    estimate of 7.8): ``"as predicted"`` when ``found`` is the first grid
+    depth at or above the estimate or the next one up, ``"close"`` when it is
+    one grid step beyond that window (either side), else ``"not"``.  Returns
+    (grade, first depth at or above the estimate, the next one up); the two
+    depths are the window's ends (the largest grid depth when the estimate
+    is beyond the grid)."""
+    grid = sorted({int_arg(d, "depth", minimum=0) for d in depths})
+    if not grid or found not in grid:
+        raise ValueError(f"found must be one of the depths {grid}, got {found!r}")
+    if not estimate >= 0:
+        raise ValueError(f"estimate must be >= 0, got {estimate!r}")
+    at = next((i for i, d in enumerate(grid) if d >= estimate), len(grid))
+    i = grid.index(found)
+    lo, hi = min(at, len(grid) - 1), min(at + 1, len(grid) - 1)
+    grade = "as predicted" if at <= i <= at + 1 else "close" if i in (at - 1, at + 2) else "not"
+    return grade, grid[lo], grid[hi]

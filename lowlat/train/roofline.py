@@ -34,6 +34,7 @@ F8 = 8  # bytes per float64
 PEAK_N = 1024  # the compute roof's matmul: larger than the kernels' default sizes
 LLC_FALLBACK = 32 << 20  # bytes, when the last-level cache cannot be read
 NOISY = 0.25  # a spread above this says nothing about a kernel's distance to its roof
+CALL_FIXED_S = 20e-6  # generous upper bound on one numpy/BLAS call's fixed cost (dispatch, checks): microseconds
 
 
 def _times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
@@ -80,13 +81,16 @@ class Kernel:
     """One measured kernel: FLOPs done, bytes that must move at least once
     (compulsory traffic), the best time and the spread of its timings
     (median time / best time - 1; for a roof measured twice, also the gap
-    between the two)."""
+    between the two).  ``pattern`` names its memory access pattern when it
+    is one of the bandwidth roof's streams ("copy", "add", "sum"), so a
+    kernel can be compared with its own stream as well as with the best."""
 
     name: str
     flops: float
     bytes: float
     seconds: float
     spread: float = 0.0
+    pattern: str = ""
 
     @property
     def intensity(self) -> float:
@@ -118,7 +122,7 @@ def add_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     n = int_arg(n, "n", minimum=1, maximum=10**8)
     a, b, c = np.ones(n), np.ones(n), np.empty(n)
     best, med = _times(lambda: np.add(a, b, out=c), repeats)
-    return Kernel("vector add", float(n), 3.0 * n * F8, best, med / best - 1)
+    return Kernel("vector add", float(n), 3.0 * n * F8, best, med / best - 1, "add")
 
 
 def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
@@ -126,7 +130,7 @@ def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
     n = int_arg(n, "n", minimum=1, maximum=10**8)
     a = np.ones(n)
     best, med = _times(a.sum, repeats)
-    return Kernel("reduction (sum)", float(n), float(n) * F8, best, med / best - 1)
+    return Kernel("reduction (sum)", float(n), float(n) * F8, best, med / best - 1, "sum")
 
 
 def copy_bandwidth(nbytes: int = 64 << 20, repeats: int = 5) -> float:
@@ -148,13 +152,13 @@ def stream_kernels(nbytes: int | None = None, repeats: int = 5) -> list[Kernel]:
     mib = n * F8 >> 20
     a, b, c = np.ones(n), np.ones(n), np.empty(n)
     out = []
-    for name, flops, streams, fn in (
-        (f"copy {mib} MiB", 0.0, 2, lambda: np.copyto(c, a)),
-        (f"add {mib} MiB", float(n), 3, lambda: np.add(a, b, out=c)),
-        (f"sum {mib} MiB", float(n), 1, a.sum),
+    for pattern, flops, streams, fn in (
+        ("copy", 0.0, 2, lambda: np.copyto(c, a)),
+        ("add", float(n), 3, lambda: np.add(a, b, out=c)),
+        ("sum", float(n), 1, a.sum),
     ):
         best, med = _times(fn, repeats)
-        out.append(Kernel(name, flops, float(streams * n * F8), best, med / best - 1))
+        out.append(Kernel(f"{pattern} {mib} MiB", flops, float(streams * n * F8), best, med / best - 1, pattern))
     return out
 
 
@@ -168,6 +172,11 @@ class Roofline:
     peak_kernel: Kernel | None = None  # what defined the compute roof
     stream: list[Kernel] = field(default_factory=list)  # the bandwidth roof's candidates
     blas_one_thread: bool = False  # BLAS capped to one thread while measuring
+
+    @property
+    def ridge_text(self) -> str:
+        """The ridge as every printed line writes it (one rounding)."""
+        return f"{self.ridge:.3g}"
 
     @property
     def ridge(self) -> float:
@@ -204,7 +213,7 @@ class Roofline:
         share, tol = self.share(k), self.tolerance(k)
         side = "left of" if k.intensity < self.ridge else "right of"
         roof = "bandwidth" if side == "left of" else "compute"
-        head = f"{k.name} (intensity {k.intensity:.3g}, {side} the ridge at {self.ridge:.3g}): {self.bound(k)} by intensity; "
+        head = f"{k.name} (intensity {k.intensity:.3g}, {side} the ridge at {self.ridge_text}): {self.bound(k)} by intensity; "
         if tol > NOISY:
             return head + (
                 f"it ran at {share:.0%} of its {roof} roof, but its timings and its roof's spread by {tol:.0%} in this "
@@ -224,12 +233,69 @@ class Roofline:
             )
         if share >= 1 - tol:
             return head + f"on its {roof} roof ({share:.0%}, within the measurements' spread of {tol:.0%})"
+        own = self.own_stream(k) if roof == "bandwidth" else None
+        if own is not None:
+            return head + self._against_own_stream(k, share, own)
         if share < 0.5:
-            return head + (
-                f"at {share:.0%} of its {roof} roof, far below it: the roof is not what limits it here; likely fixed "
-                "per-call overhead and small-size inefficiency (the case for batching)"
-            )
+            return head + f"at {share:.0%} of its {roof} roof, far below it: " + self._shortfall(k, share)
         return head + f"at {share:.0%} of its {roof} roof"
+
+    def own_stream(self, k: Kernel) -> Kernel | None:
+        """The roof's stream with the kernel's access pattern, when it is
+        not the best stream (the roof itself): None otherwise."""
+        best = max(self.stream, key=lambda s: s.bytes_per_s, default=None)
+        own = next((s for s in self.stream if k.pattern and s.pattern == k.pattern), None)
+        return None if own is None or own is best else own
+
+    def _against_own_stream(self, k: Kernel, share: float, own: Kernel) -> str:
+        """Below the bandwidth roof (the best stream): how the kernel ran
+        against its own stream pattern's rate, measured with the roof."""
+        best = max(self.stream, key=lambda s: s.bytes_per_s)
+        mine, tol = k.bytes_per_s / own.bytes_per_s, max(0.05, k.spread + own.spread)
+        head = (
+            f"at {share:.0%} of its bandwidth roof (the best stream, {best.name}, {best.bytes_per_s / 1e9:.1f} GB/s) "
+            f"and at {mine:.0%} of its own stream's rate ({own.name}, {own.bytes_per_s / 1e9:.1f} GB/s)"
+        )
+        if tol > NOISY:
+            return head + f", but their timings spread by {tol:.0%}: too noisy to say more; run the cell again"
+        if mine > 1 + tol:
+            return head + (
+                f", above it by more than the spread ({tol:.0%}): its smaller arrays partly stayed in a cache the "
+                "stream's larger ones did not"
+            )
+        if mine >= 1 - tol:
+            return head + (
+                f", within the spread of {tol:.0%}: bandwidth-bound at its own access pattern; its distance below "
+                f"the roof is the gap between the two streams ({own.pattern} streams slower than {best.pattern} on "
+                "this machine), not per-call overhead"
+            )
+        if mine >= 0.5:
+            return head + (
+                f": most of its distance below the roof is the gap between the streams; the rest, {1 - mine:.0%} "
+                f"below its own stream, is more than the spread ({tol:.0%}): the machine's load while it ran, or its "
+                "smaller arrays streaming less well than the stream's; this run does not say which"
+            )
+        return head + ", far below even its own stream: " + self._shortfall(k, mine)
+
+    def _shortfall(self, k: Kernel, share: float) -> str:
+        """Why a kernel ran far below what limits it: per-call overhead only
+        when the time it lost fits a call's fixed cost (microseconds)."""
+        lost = k.seconds * (1 - share)
+        if lost <= CALL_FIXED_S:
+            return (
+                f"the roof is not what limits it here; it lost {lost * 1e6:.1f} us of a {k.seconds * 1e6:.1f} us call, "
+                "the size of a call's fixed cost: likely per-call overhead and small-size inefficiency (the case "
+                "for batching)"
+            )
+        return (
+            f"it lost {lost * 1e3:,.2f} ms of a {k.seconds * 1e3:,.2f} ms call, far more than a call's fixed cost "
+            "(microseconds), so per-call overhead does not explain it: "
+            + (
+                "its size suits the BLAS worse than the roof's larger matmul, or the machine was busy while it ran"
+                if self.bound(k) == "compute-bound"
+                else "its access pattern streams slower than the roof's streams, or the machine was busy while it ran"
+            )
+        )
 
     def table(self) -> str:
         lines = [
@@ -263,7 +329,7 @@ class Roofline:
             )
         else:
             out.append(f"bandwidth roof: {self.bandwidth / 1e9:,.1f} GB/s")
-        out.append(f"ridge: {self.ridge:.1f} FLOP/byte")
+        out.append(f"ridge: {self.ridge_text} FLOP/byte")
         return "\n".join(out)
 
 
@@ -312,7 +378,7 @@ def plot(ax: Any, roof: Roofline) -> Any:
     xs = np.logspace(np.log10(lo), np.log10(hi), 200)
     ax.loglog(xs, [roof.attainable(x) / 1e9 for x in xs], color="k", linewidth=1.5, label="roofline (attainable)")
     ax.axvline(roof.ridge, color="gray", linestyle=":", linewidth=1)
-    ax.text(roof.ridge, roof.peak_flops / 1e9 * 1.15, f" ridge {roof.ridge:.1f} FLOP/B", fontsize=8, color="gray")
+    ax.text(roof.ridge, roof.peak_flops / 1e9 * 1.15, f" ridge {roof.ridge_text} FLOP/B", fontsize=8, color="gray")
     for k in roof.kernels:
         ax.plot(k.intensity, k.flops_per_s / 1e9, "o")
         ax.annotate(k.name, (k.intensity, k.flops_per_s / 1e9), textcoords="offset points", xytext=(5, -10), fontsize=8)
@@ -367,6 +433,7 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
 
 
 __all__ = [
+    "CALL_FIXED_S",
     "NOISY",
     "PEAK_N",
     "Kernel",
