@@ -146,29 +146,37 @@ static inline __attribute__((always_inline)) void tp_consume(struct side *s, int
     }
 }
 
+/* Each thread pins itself (when asked) and meets the other at the gate;
+ * false when the run is abandoned. */
+static bool side_start(struct side *s, int cpu)
+{
+    s->pinned = ll_pin_if(cpu);
+    return ll_duo_arrive(&s->p->duo);
+}
+
+/* fn(s, kind) with kind a constant, so each loop is compiled once per kind. */
+#define BY_KIND(s, fn)                             \
+    do {                                           \
+        if ((s)->p->cfg->kind == LL_PAYLOAD_INDEX) \
+            fn((s), LL_PAYLOAD_INDEX);             \
+        else                                       \
+            fn((s), LL_PAYLOAD_STRUCT64);          \
+    } while (0)
+
 static void *tp_producer(void *arg)
 {
     struct side *s = arg;
-    s->pinned = ll_pin_if(s->p->cfg->producer_cpu);
-    if (!ll_duo_arrive(&s->p->duo))
-        return NULL;
-    if (s->p->cfg->kind == LL_PAYLOAD_INDEX)
-        tp_produce(s, LL_PAYLOAD_INDEX);
-    else
-        tp_produce(s, LL_PAYLOAD_STRUCT64);
+    if (side_start(s, s->p->cfg->producer_cpu))
+        BY_KIND(s, tp_produce);
     return NULL;
 }
 
 static void *tp_consumer(void *arg)
 {
     struct side *s = arg;
-    s->pinned = ll_pin_if(s->p->cfg->consumer_cpu);
-    if (!ll_duo_arrive(&s->p->duo))
+    if (!side_start(s, s->p->cfg->consumer_cpu))
         return NULL;
-    if (s->p->cfg->kind == LL_PAYLOAD_INDEX)
-        tp_consume(s, LL_PAYLOAD_INDEX);
-    else
-        tp_consume(s, LL_PAYLOAD_STRUCT64);
+    BY_KIND(s, tp_consume);
     s->t_end = ll_now_ns();
     return NULL;
 }
@@ -237,26 +245,16 @@ static inline __attribute__((always_inline)) void rt_pong(struct side *s, int ki
 static void *rt_pinger(void *arg)
 {
     struct side *s = arg;
-    s->pinned = ll_pin_if(s->p->cfg->producer_cpu);
-    if (!ll_duo_arrive(&s->p->duo))
-        return NULL;
-    if (s->p->cfg->kind == LL_PAYLOAD_INDEX)
-        rt_ping(s, LL_PAYLOAD_INDEX);
-    else
-        rt_ping(s, LL_PAYLOAD_STRUCT64);
+    if (side_start(s, s->p->cfg->producer_cpu))
+        BY_KIND(s, rt_ping);
     return NULL;
 }
 
 static void *rt_ponger(void *arg)
 {
     struct side *s = arg;
-    s->pinned = ll_pin_if(s->p->cfg->consumer_cpu);
-    if (!ll_duo_arrive(&s->p->duo))
-        return NULL;
-    if (s->p->cfg->kind == LL_PAYLOAD_INDEX)
-        rt_pong(s, LL_PAYLOAD_INDEX);
-    else
-        rt_pong(s, LL_PAYLOAD_STRUCT64);
+    if (side_start(s, s->p->cfg->consumer_cpu))
+        BY_KIND(s, rt_pong);
     return NULL;
 }
 
