@@ -282,7 +282,7 @@ def _main(argv: list[str]) -> int:
     sub.add_parser("doctor", help="what this machine can show (compiler, CPUs, pinning, counters, timers)")
     b = sub.add_parser("bench", help="run every benchmark, print a table, optionally write JSON")
     b.add_argument(
-        "--quick", action="store_true", help="fewer repetitions and items (about 5 s instead of about 30 s on 2 cores)"
+        "--quick", action="store_true", help="fewer repetitions and items (about 10 s instead of about 50 s on 2 cores)"
     )
     b.add_argument("--json", metavar="FILE", help="write the results as one flat JSON object")
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
