@@ -105,8 +105,7 @@ static void *floor_consumer(void *arg)
 int ll_bench_pipeline_floor(const ll_floor_cfg *cfg, ll_hist *lat, ll_floor_result *out)
 {
     if (!cfg || !lat || !out || cfg->ticks == 0 || !(cfg->rate_per_s > 0.0 && cfg->rate_per_s <= 1e9) ||
-        !ll_wait_bench_ok(cfg->wait) ||
-        (cfg->clock != LL_CLOCK_MONOTONIC && cfg->clock != LL_CLOCK_TSC))
+        !ll_wait_bench_ok(cfg->wait) || (cfg->clock != LL_CLOCK_MONOTONIC && cfg->clock != LL_CLOCK_TSC))
         return LL_EINVAL;
     memset(out, 0, sizeof *out);
     struct floor *f = ll_alloc_lines(sizeof *f);
