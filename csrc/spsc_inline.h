@@ -114,6 +114,15 @@ static inline __attribute__((always_inline)) uint64_t ll_spsc__used_slots_as(ll_
     return atomic_load_explicit(LL_SPSC__TAIL(q, fast), memory_order_acquire) - head;
 }
 
+static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
+{
+    return ll_spsc__free_slots_as(q, tail, want, 0);
+}
+static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
+{
+    return ll_spsc__used_slots_as(q, head, want, 0);
+}
+
 /* Copies n records between the ring, starting at counter `at`, and a flat
  * buffer: at most two memcpy calls (before and after the wrap). */
 static inline void ll_spsc__copy_in(ll_spsc *q, uint64_t at, const unsigned char *src, size_t n)
@@ -138,7 +147,7 @@ static inline size_t ll_spsc_push_many_inline(ll_spsc *q, const void *records, s
 {
     /* relaxed: only this thread (the producer) ever writes tail. */
     uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed);
-    uint64_t room = ll_spsc__free_slots_as(q, tail, n, 0); /* any layout: batches amortise it */
+    uint64_t room = ll_spsc__free_slots(q, tail, n);
     if (n > room)
         n = (size_t)room;
     if (n == 0)
@@ -154,7 +163,7 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
 {
     /* relaxed: only this thread (the consumer) ever writes head. */
     uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed);
-    uint64_t avail = ll_spsc__used_slots_as(q, head, max, 0);
+    uint64_t avail = ll_spsc__used_slots(q, head, max);
     size_t n = max < avail ? max : (size_t)avail;
     if (n == 0)
         return 0;
