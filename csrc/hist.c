@@ -108,7 +108,7 @@ void ll_hist_reset(ll_hist *h)
 {
     memset(h->counts, 0, h->counts_len * sizeof *h->counts);
     h->total = 0;
-    h->sum = 0;
+    ll_hist__sum_set(h, 0);
     h->min = UINT64_MAX;
     h->max = 0;
     h->out_of_range = 0;
@@ -143,7 +143,7 @@ static void backfill(ll_hist *h, uint64_t v, uint64_t iv)
         ll_hist_sum pairs = (k % 2 == 0) ? (ll_hist_sum)(k / 2) * (k - 1) : (ll_hist_sum)k * ((k - 1) / 2);
         h->counts[i] += k;
         h->total += k;
-        h->sum += (ll_hist_sum)k * m - (ll_hist_sum)iv * pairs;
+        ll_hist__sum_add(h, (ll_hist_sum)k * m - (ll_hist_sum)iv * pairs);
         left -= k;
         if (left == 0)
             break;
@@ -194,7 +194,7 @@ size_t ll_hist_record_corrected_array(ll_hist *h, const uint64_t *values, size_t
 uint64_t ll_hist_merge(ll_hist *dst, const ll_hist *src)
 {
     uint64_t old_min = dst->min, old_max = dst->max, lost = 0;
-    ll_hist_sum old_sum = dst->sum;
+    ll_hist_sum old_sum = ll_hist__sum(dst);
     for (size_t i = 0; i < src->counts_len; i++) {
         uint64_t c = src->counts[i];
         if (c && ll_hist_record_n_inline(dst, ll_hist_value_at_index(src, i), c) != LL_OK)
@@ -206,7 +206,7 @@ uint64_t ll_hist_merge(ll_hist *dst, const ll_hist *src)
     if (lost == 0 && src->total) {
         dst->min = old_min < src->min ? old_min : src->min;
         dst->max = old_max > src->max ? old_max : src->max;
-        dst->sum = old_sum + src->sum;
+        ll_hist__sum_set(dst, old_sum + ll_hist__sum(src));
     }
     dst->out_of_range += src->out_of_range;
     return lost;
@@ -238,7 +238,7 @@ uint64_t ll_hist_min(const ll_hist *h) { return h->total ? h->min : 0; }
 uint64_t ll_hist_max(const ll_hist *h) { return h->max; }
 uint64_t ll_hist_count(const ll_hist *h) { return h->total; }
 uint64_t ll_hist_out_of_range(const ll_hist *h) { return h->out_of_range; }
-double ll_hist_mean(const ll_hist *h) { return h->total ? (double)h->sum / (double)h->total : 0.0; }
+double ll_hist_mean(const ll_hist *h) { return h->total ? (double)ll_hist__sum(h) / (double)h->total : 0.0; }
 
 double ll_hist_stddev(const ll_hist *h)
 {

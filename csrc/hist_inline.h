@@ -17,7 +17,13 @@ struct ll_hist {
     /* Everything record() reads sits in the first 80 bytes. */
     uint64_t *counts;
     uint64_t total;
-    ll_hist_sum sum; /* raw sum, for an exact mean */
+    /* The raw sum, for an exact mean, as two words: the low word carries
+     * into the high one about once per 2^64 ns (585 years) of recorded
+     * latency, so record() adds to the low word and branches on the carry,
+     * where a 128-bit add would be an add-with-carry into memory on every
+     * record (measured 1.1-1.2x slower per exported record). */
+    uint64_t sum_lo;
+    uint64_t sum_hi;
     uint64_t min;
     uint64_t max;
     uint64_t sub_bucket_mask; /* (sub_bucket_count - 1) << unit_magnitude */
@@ -55,6 +61,23 @@ static inline size_t ll_hist__index(const ll_hist *h, uint64_t v)
     return ((size_t)(b + 1) << h->sub_bucket_half_count_magnitude) + (size_t)sub - (size_t)h->sub_bucket_half_count;
 }
 
+static inline ll_hist_sum ll_hist__sum(const ll_hist *h) { return (ll_hist_sum)h->sum_hi << 64 | h->sum_lo; }
+
+static inline void ll_hist__sum_add(ll_hist *h, ll_hist_sum x)
+{
+    uint64_t hi = (uint64_t)(x >> 64); /* 0 for one record: the test below folds away */
+    if (__builtin_expect(__builtin_add_overflow(h->sum_lo, (uint64_t)x, &h->sum_lo), 0))
+        hi++;
+    if (hi)
+        h->sum_hi += hi;
+}
+
+static inline void ll_hist__sum_set(ll_hist *h, ll_hist_sum x)
+{
+    h->sum_lo = (uint64_t)x;
+    h->sum_hi = (uint64_t)(x >> 64);
+}
+
 static inline int ll_hist_record_n_inline(ll_hist *h, uint64_t v, uint64_t n)
 {
     size_t i = ll_hist__index(h, v);
@@ -66,7 +89,7 @@ static inline int ll_hist_record_n_inline(ll_hist *h, uint64_t v, uint64_t n)
     }
     h->counts[i] += n;
     h->total += n;
-    h->sum += (ll_hist_sum)v * n;
+    ll_hist__sum_add(h, (ll_hist_sum)v * n);
     if (v < h->min)
         h->min = v;
     if (v > h->max)

@@ -106,6 +106,22 @@ def test_huge_backfill_is_immediate_and_its_mean_exact() -> None:
     assert h.equivalent(h.percentile(50), 5 * 10**11)
 
 
+def test_the_sum_carries_past_64_bits_exactly() -> None:
+    """The raw sum is kept as two words, the low one carrying into the high
+    one: single records, repeated records and a merge that cross 2**64 leave
+    the mean exact (Python's integers give the exact answer)."""
+    big = 2**62 + 12345
+    a, b = Histogram(1, 2**63, 2), Histogram(1, 2**63, 2)
+    for _ in range(5):
+        a.record(big)  # the fifth record carries: 5 * 2**62 > 2**64
+    a.record(big - 1, 7)  # a product above 2**64 in one call
+    b.record(3 * 2**61 + 1, 2**20)
+    assert a.mean == pytest.approx((5 * big + 7 * (big - 1)) / 12, rel=1e-15)
+    a.merge(b)
+    exact = (5 * big + 7 * (big - 1) + 2**20 * (3 * 2**61 + 1)) / (12 + 2**20)
+    assert (a.count, a.mean) == (12 + 2**20, pytest.approx(exact, rel=1e-15))
+
+
 def test_coordinated_omission_example_from_the_reference() -> None:
     """10,000 samples at 1 ms plus one 100 s stall: raw, ~99.99% <= 1 ms;
     corrected for a 10 ms interval, about half the samples are stall."""
