@@ -8,8 +8,10 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
 {
     if (capacity < 2 || (capacity & (capacity - 1)) != 0 || record_size == 0)
         return NULL;
-    if (capacity > SIZE_MAX / record_size || flags & ~(unsigned)(LL_SPSC_UNPADDED | LL_SPSC_NO_CACHE))
+    if (capacity > SIZE_MAX / record_size || flags & ~(unsigned)(LL_SPSC_UNPADDED | LL_SPSC_NO_CACHE | LL_SPSC_SPREAD))
         return NULL;
+    if ((flags & LL_SPSC_UNPADDED) && (flags & LL_SPSC_SPREAD))
+        return NULL; /* one layout or the other */
     _Static_assert(alignof(ll_spsc) == LL_FALSE_SHARING_RANGE, "the ring's header starts a line pair");
     ll_spsc *q = ll_alloc_lines(sizeof *q);
     if (!q)
@@ -33,6 +35,11 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
         q->head = &q->cursors.packed.head;
         q->head_cache = &q->cursors.packed.head_cache;
         q->tail_cache = &q->cursors.packed.tail_cache;
+    } else if (flags & LL_SPSC_SPREAD) {
+        q->tail = &q->cursors.spread.tail;
+        q->head = &q->cursors.spread.head;
+        q->head_cache = &q->cursors.spread.head_cache;
+        q->tail_cache = &q->cursors.spread.tail_cache;
     } else {
         q->tail = &q->cursors.padded.tail;
         q->head = &q->cursors.padded.head;

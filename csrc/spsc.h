@@ -3,9 +3,10 @@
  * may be any thread.  Lock-free and wait-free: every call returns in a
  * bounded number of steps.
  *
- * The two variants the course compares are creation-time flags of this one
- * implementation: cursors on separate cache lines or packed into one line,
- * and each side keeping a cached copy of the other side's cursor or not.
+ * The variants the course compares are creation-time flags of this one
+ * implementation: cursors on adjacent cache lines (the default), a line pair
+ * apart, or packed into one line, and each side keeping a cached copy of the
+ * other side's cursor or not.
  * Ownership: ll_spsc_create allocates the ring; ll_spsc_destroy frees it. */
 #ifndef LL_SPSC_H
 #define LL_SPSC_H
@@ -18,7 +19,8 @@ typedef struct ll_spsc ll_spsc;
 
 enum ll_spsc_flags {
     LL_SPSC_UNPADDED = 1, /* both cursors in one cache line: false sharing */
-    LL_SPSC_NO_CACHE = 2  /* read the other side's cursor on every call */
+    LL_SPSC_NO_CACHE = 2, /* read the other side's cursor on every call */
+    LL_SPSC_SPREAD = 4    /* cursors a 128-byte line pair apart instead of on adjacent lines */
 };
 
 /* capacity: a power of two >= 2, the number of records the ring holds
@@ -48,8 +50,9 @@ size_t ll_spsc_size(const ll_spsc *q);
 size_t ll_spsc_capacity(const ll_spsc *q);
 size_t ll_spsc_record_size(const ll_spsc *q);
 unsigned ll_spsc_flags(const ll_spsc *q);
-/* Byte distance between the two cursors (LL_FALSE_SHARING_RANGE = 128
- * padded, 8 unpadded): the layout, made visible for the chapter. */
+/* Byte distance between the two cursors (one line, 64 bytes on x86-64,
+ * padded; LL_FALSE_SHARING_RANGE = 128 spread; 8 unpadded): the layout, made
+ * visible for the chapter. */
 size_t ll_spsc_cursor_distance(const ll_spsc *q);
 
 #endif

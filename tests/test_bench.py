@@ -36,6 +36,7 @@ ISSUE_KEYS = [
     "spsc_items_per_s",
     "spsc_rtt_ns",
     "spsc_padded_vs_unpadded",
+    "spsc_adjacent_vs_spread",
     "spsc_cached_vs_uncached",
     "spsc_batch_items_per_s",
     "py_queue_items_per_s",

@@ -28,6 +28,7 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ring of 1,024 uint64, one record per call: inlined / exported calls",
     ),
     (("spsc_padded_vs_unpadded",), "x", "false sharing of the two cursors"),
+    (("spsc_adjacent_vs_spread",), "x", "the cursors on adjacent lines rather than a 128-byte pair apart"),
     (("spsc_cached_vs_uncached",), "x", "each side caching the other's cursor"),
     (("spsc_c_batch_items_per_s",), "M/s", "the same ring, batches of 256 inside C"),
     (

@@ -21,6 +21,8 @@ KEYS: dict[str, tuple[str, str]] = {
     "spsc_unpadded_items_per_s": ("items/s", "the same, cursors in one line"),
     "spsc_uncached_items_per_s": ("items/s", "the same, no cached remote index"),
     "spsc_padded_vs_unpadded": ("x", "padded / unpadded throughput"),
+    "spsc_spread_items_per_s": ("items/s", "the same, cursors a 128-byte line pair apart"),
+    "spsc_adjacent_vs_spread": ("x", "cursors on adjacent lines / a line pair apart, throughput"),
     "spsc_cached_vs_uncached": ("x", "cached / uncached throughput"),
     "spsc_backoff_items_per_s": ("items/s", "the same inlined ring, waits backing off (1..64 pauses)"),
     "spsc_backoff_vs_spin": ("x", "backoff / plain spin throughput"),

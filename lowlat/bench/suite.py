@@ -255,6 +255,7 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
     variants: dict[str, dict[str, Any]] = {
         "best": {},
         "unpadded": {"padded": False},
+        "spread": {"spread": True},
         "uncached": {"cached": False},
         "batch": {"batch": 256},
         "api": {"api": True},
@@ -285,6 +286,8 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         "spsc_uncached_items_per_s": median(tp["uncached"]),
         "spsc_c_batch_items_per_s": median(tp["batch"]),
         "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
+        "spsc_spread_items_per_s": median(tp["spread"]),
+        "spsc_adjacent_vs_spread": median(ratios(tp["best"], tp["spread"])),
         "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
     }
     if "backoff" in tp:

@@ -68,6 +68,7 @@ def _spsc_cfg(
     batch: int,
     cpus: tuple[int, int] | None = None,
     api: bool = False,
+    spread: bool = False,
 ):
     if cpus is not None:
         n = cpu_count()
@@ -88,7 +89,9 @@ def _spsc_cfg(
         {
             "capacity": power_of_two(capacity),
             "items": int_arg(items, "items", minimum=1),
-            "flags": (0 if padded else lib.LL_SPSC_UNPADDED) | (0 if cached else lib.LL_SPSC_NO_CACHE),
+            "flags": (0 if padded else lib.LL_SPSC_UNPADDED)
+            | (0 if cached else lib.LL_SPSC_NO_CACHE)
+            | (lib.LL_SPSC_SPREAD if spread and padded else 0),
             "producer_cpu": prod,
             "consumer_cpu": cons,
             "wait": wait_code(wait or default_wait()),
@@ -109,14 +112,17 @@ def spsc_throughput(
     batch: int = 0,
     cpus: tuple[int, int] | None = None,
     api: bool = False,
+    spread: bool = False,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
     checks order.  batch=0: one try_push/try_pop per record (``api``: the
     exported ``ll_spsc_try_push/try_pop``, a call per record as a library
     user makes; else the inlined path); batch=n: push_many/pop_many of n.
     ``cpus=(p, c)`` pins producer and consumer to those CPUs (-1: unpinned;
-    the same CPU twice puts both on one core) and overrides ``pin``."""
-    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api)
+    the same CPU twice puts both on one core) and overrides ``pin``.
+    ``spread``: the padded cursors a 128-byte line pair apart instead of on
+    adjacent lines (ignored when not ``padded``)."""
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api, spread)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
         check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
