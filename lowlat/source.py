@@ -16,7 +16,8 @@ def c_function(filename: str, name: str) -> tuple[int, str]:
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: the chapters read the core's source from the repository")
     lines = path.read_text().splitlines()
-    pattern = re.compile(rf"^\w[\w\s\*]*\b{re.escape(name)}\s*\(")
+    # Return type and qualifiers, an __attribute__((...)) among them allowed.
+    pattern = re.compile(rf"^\w[\w\s\*]*(?:__attribute__\(\([\w\s,]*\)\)[\w\s\*]*)?\b{re.escape(name)}\s*\(")
     for i, line in enumerate(lines):
         if pattern.match(line) and not line.rstrip().endswith(";"):
             depth, seen = 0, False
