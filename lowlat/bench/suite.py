@@ -139,10 +139,14 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     step(3, "malloc vs pool, fragmented heap", alloc_frag)
 
     c2c: list[float] = []
+    # Many short rounds rather than a few long ones: a round between two cores
+    # settles into a faster or a slower rhythm of line transfers, and the
+    # ratios below are medians over rounds, so they need many rounds.
+    spsc_rounds = 7 if quick else 21
     step(
         4,
-        f"SPSC throughput: padded/unpadded, cached/uncached, interleaved x{reps}",
-        lambda: _spsc_throughput(quick, reps, wait, c2c),
+        f"SPSC throughput: layouts, cache, calls, waits, interleaved x{spsc_rounds}",
+        lambda: _spsc_throughput(quick, spsc_rounds, wait, c2c),
     )
 
     def round_trip() -> dict[str, float]:
@@ -251,7 +255,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
     """Chapter 03's four rings, interleaved ``reps`` times, the core-to-core
     latency sampled before each round (appended to ``c2c``)."""
-    items = 3_000_000 if quick else 10_000_000
+    items = 1_000_000 if quick else 2_000_000
     variants: dict[str, dict[str, Any]] = {
         "best": {},
         "unpadded": {"padded": False},
