@@ -73,14 +73,16 @@ struct ll_spsc {
     uint64_t *tail_cache;
     unsigned flags;
     bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
-    /* flags == 0 (padded, cached: the default and the layout a real user
-     * picks): the one-record calls then reach the cursors at fixed
-     * offsets from q instead of through the pointers above, so a call that
-     * is not inlined into a loop (the exported API) pays no load of a
-     * pointer before the load of its cursor; the test of this flag does not
-     * sit on that chain and is predicted. */
-    bool fast;
-    /* The cursors, in one of two layouts chosen at creation. */
+    /* 1 when flags == 0 (padded, cached: the default and the layout a real
+     * user picks), 2 when flags == LL_SPSC_SPREAD (so the two cached
+     * layouts are compared on the same code), else 0: the one-record calls
+     * then reach the cursors at fixed offsets from q instead of through
+     * the pointers above, so a call that is not inlined into a loop (the
+     * exported API) pays no load of a pointer before the load of its
+     * cursor; the test of this field does not sit on that chain and is
+     * predicted. */
+    unsigned char fast;
+    /* The cursors, in one of three layouts chosen at creation. */
     union {
         struct ll_spsc_padded padded;
         struct ll_spsc_spread spread;
@@ -89,11 +91,14 @@ struct ll_spsc {
 };
 
 /* The cursors of a ring, through the pointers (any layout) or, when `fast`
- * is a constant 1 at the call site, at the padded layout's fixed offsets. */
-#define LL_SPSC__TAIL(q, fast) ((fast) ? &(q)->cursors.padded.tail : (q)->tail)
-#define LL_SPSC__HEAD(q, fast) ((fast) ? &(q)->cursors.padded.head : (q)->head)
-#define LL_SPSC__HEAD_CACHE(q, fast) ((fast) ? &(q)->cursors.padded.head_cache : (q)->head_cache)
-#define LL_SPSC__TAIL_CACHE(q, fast) ((fast) ? &(q)->cursors.padded.tail_cache : (q)->tail_cache)
+ * is a constant 1 or 2 at the call site, at the padded or spread layout's
+ * fixed offsets. */
+#define LL_SPSC__AT(q, fast, field) \
+    ((fast) == 2 ? &(q)->cursors.spread.field : (fast) ? &(q)->cursors.padded.field : (q)->field)
+#define LL_SPSC__TAIL(q, fast) LL_SPSC__AT(q, fast, tail)
+#define LL_SPSC__HEAD(q, fast) LL_SPSC__AT(q, fast, head)
+#define LL_SPSC__HEAD_CACHE(q, fast) LL_SPSC__AT(q, fast, head_cache)
+#define LL_SPSC__TAIL_CACHE(q, fast) LL_SPSC__AT(q, fast, tail_cache)
 #define LL_SPSC__CACHED(q, fast) ((fast) || (q)->cached)
 
 /* Free slots as the producer sees them.  The cached copy of head is trusted
@@ -233,15 +238,20 @@ static inline __attribute__((always_inline)) bool ll_spsc__pop1_as(ll_spsc *q, v
     return true;
 }
 
-/* The two layouts' code, chosen by one predicted test of a read-only field. */
+/* The layouts' code, chosen by predicted tests of a read-only field (the
+ * default's first). */
 static inline bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {
-    return q->fast ? ll_spsc__push1_as(q, rec, size, 1) : ll_spsc__push1_as(q, rec, size, 0);
+    if (q->fast == 1)
+        return ll_spsc__push1_as(q, rec, size, 1);
+    return q->fast == 2 ? ll_spsc__push1_as(q, rec, size, 2) : ll_spsc__push1_as(q, rec, size, 0);
 }
 
 static inline bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
-    return q->fast ? ll_spsc__pop1_as(q, out, size, 1) : ll_spsc__pop1_as(q, out, size, 0);
+    if (q->fast == 1)
+        return ll_spsc__pop1_as(q, out, size, 1);
+    return q->fast == 2 ? ll_spsc__pop1_as(q, out, size, 2) : ll_spsc__pop1_as(q, out, size, 0);
 }
 
 /* The common case, 8-byte records, inlined into the caller: what the core's
