@@ -23,12 +23,12 @@
  * lines are adjacent (one 128-byte pair), not a pair apart as the
  * adjacent-line prefetcher would suggest: each side reads the other's line
  * whenever its cache runs out, and measured on a 2-vCPU x86 VM, cursors on
- * adjacent lines moved 1.4-2x more records per second than cursors 128 or 256
- * bytes apart (interleaved medians) while a line took 60-100 ns to cross, and
- * about as many at ~30 ns (rigtorp's SPSCQueue places them the same way).  The
- * likely reason: the prefetcher brings the neighbouring line along with a
- * missed one, so a side that needs both lines waits for one transfer, not two
- * in a row.  `python -m lowlat bench` measures both layouts (spsc_adjacent_vs_spread). */
+ * adjacent lines moved 1.4-4x more records per second than cursors 128 or 256
+ * bytes apart (interleaved medians, the same code) while a line took 50-100 ns
+ * to cross, and about as many at ~30 ns (rigtorp's SPSCQueue places them the
+ * same way).  Why is not settled: here the prefetcher's neighbour of each
+ * cursor is the other cursor, which each side reads anyway, so the
+ * prefetcher's usual harm does not apply, but that alone predicts a tie.  `python -m lowlat bench` measures both layouts (spsc_adjacent_vs_spread). */
 struct ll_spsc_padded {
     /* Producer-owned: written by push, read by pop only when its cache runs out. */
     alignas(LL_CACHELINE) _Atomic uint64_t tail;
