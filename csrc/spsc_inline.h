@@ -239,15 +239,16 @@ static inline __attribute__((always_inline)) bool ll_spsc__pop1_as(ll_spsc *q, v
 }
 
 /* The layouts' code, chosen by predicted tests of a read-only field (the
- * default's first). */
-static inline bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
+ * default's first).  Always inlined: a call here would take the record's
+ * size as a run-time argument and lose the fixed-size copy. */
+static inline __attribute__((always_inline)) bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {
     if (q->fast == 1)
         return ll_spsc__push1_as(q, rec, size, 1);
     return q->fast == 2 ? ll_spsc__push1_as(q, rec, size, 2) : ll_spsc__push1_as(q, rec, size, 0);
 }
 
-static inline bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
+static inline __attribute__((always_inline)) bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
     if (q->fast == 1)
         return ll_spsc__pop1_as(q, out, size, 1);
