@@ -20,15 +20,15 @@
 /* Padded layout: each side's cursor shares its line only with that side's
  * private cache of the other cursor, so a write by one thread never
  * invalidates a line the other thread is reading for its own work.  The two
- * lines are adjacent (one 128-byte pair), not a pair apart as the
- * adjacent-line prefetcher would suggest: each side reads the other's line
- * whenever its cache runs out, and measured on a 2-vCPU x86 VM, cursors on
- * adjacent lines moved 1.4-4x more records per second than cursors 128 or 256
- * bytes apart (interleaved medians, the same code) while a line took 50-100 ns
- * to cross, and about as many at ~30 ns (rigtorp's SPSCQueue places them the
- * same way).  Why is not settled: here the prefetcher's neighbour of each
- * cursor is the other cursor, which each side reads anyway, so the
- * prefetcher's usual harm does not apply, but that alone predicts a tie.  `python -m lowlat bench` measures both layouts (spsc_adjacent_vs_spread). */
+ * lines are adjacent, not a 128-byte pair apart as the adjacent-line
+ * prefetcher would suggest.  Measured on a 2-vCPU x86 VM (interleaved
+ * medians, the same code), adjacent cursors moved from about as many to 5x
+ * more records per second than cursors 128 bytes apart, depending on the
+ * host's regime and on small changes in the loops' timing, never clearly
+ * fewer; rigtorp's SPSCQueue places them so too.  Why is not settled: each
+ * cursor's prefetch neighbour is the other cursor, which each side reads
+ * anyway, so the usual harm does not apply, but that predicts only a tie.
+ * `python -m lowlat bench` measures both (spsc_adjacent_vs_spread). */
 struct ll_spsc_padded {
     /* Producer-owned: written by push, read by pop only when its cache runs out. */
     alignas(LL_CACHELINE) _Atomic uint64_t tail;
