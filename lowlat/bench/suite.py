@@ -253,8 +253,10 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
 
 def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
-    """Chapter 03's four rings, interleaved ``reps`` times, the core-to-core
-    latency sampled before each round (appended to ``c2c``)."""
+    """Chapter 03's rings (the default, spread, unpadded, uncached, batched,
+    through the exported calls, and backing off when spinning), interleaved
+    ``reps`` times, the core-to-core latency sampled before each round
+    (appended to ``c2c``)."""
     items = 1_000_000 if quick else 2_000_000
     variants: dict[str, dict[str, Any]] = {
         "best": {},
