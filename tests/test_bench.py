@@ -65,6 +65,9 @@ ISSUE_KEYS = [
     "hist_record_inline_ns",
     "spsc_c2c_ns",
     "spsc_rtt_c2c_ns",
+    "spsc_op_ns",
+    "spsc_api_op_ns",
+    "spsc_api_op_over_inline",
 ]
 
 
@@ -96,6 +99,10 @@ def test_spsc_benchmarks_check_order_and_report() -> None:
     rtt = queues.spsc_rtt(64, 2_000)
     assert rtt.errors == 0 and rtt.rtt is not None and rtt.rtt.count == 2_000
     assert queues.c2c_one_way_ns(2_000) > 0
+    # One thread, both paths, and a record count that ends inside a burst.
+    assert queues.spsc_op_ns(1_000) > 0 and queues.spsc_op_ns(1_001, api=True) > 0
+    with pytest.raises(ValueError, match="items must be >= 1"):
+        queues.spsc_op_ns(0)
     with pytest.raises(ValueError, match="wait must be one of"):
         queues.spsc_throughput(wait="sleepy")
     with pytest.raises(ValueError, match="capacity must be a power of two"):

@@ -449,3 +449,41 @@ double ll_bench_c2c(uint64_t round_trips, int cpu_a, int cpu_b, int wait)
     free(c);
     return r;
 }
+
+/* ---- one thread: what a record costs on each path -------------------------- */
+
+int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *errors)
+{
+    if (items == 0 || !ns_per_record || !errors)
+        return LL_EINVAL;
+    /* Bursts of BURST pushes then BURST pops: the cursors move round the
+     * ring and each side refreshes its cached copy of the other's now and
+     * then, as between two threads, but no line ever leaves this core, so
+     * what is timed is the instructions of the path, call or no call. */
+    enum { CAPACITY = 1024, BURST = 64 };
+    ll_spsc *q = ll_spsc_create(CAPACITY, sizeof(uint64_t), 0);
+    if (!q)
+        return LL_ENOMEM;
+    uint64_t bad = 0, done = 0, v = 0;
+    uint64_t t0 = ll_now_ns();
+    while (done < items && !(done % POLL_ITEMS < BURST && ll_stop_requested())) {
+        uint64_t n = items - done < BURST ? items - done : BURST;
+        if (api) {
+            for (uint64_t i = 0; i < n; i++)
+                bad += !push_item(q, done + i, 1);
+            for (uint64_t i = 0; i < n; i++)
+                bad += !pop_item(q, &v, 1) || v != done + i;
+        } else {
+            for (uint64_t i = 0; i < n; i++)
+                bad += !push_item(q, done + i, 0);
+            for (uint64_t i = 0; i < n; i++)
+                bad += !pop_item(q, &v, 0) || v != done + i;
+        }
+        done += n;
+    }
+    uint64_t t1 = ll_now_ns();
+    ll_spsc_destroy(q);
+    *ns_per_record = done ? (double)(t1 - t0) / (double)done : 0.0;
+    *errors = bad;
+    return LL_OK;
+}

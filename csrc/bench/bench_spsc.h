@@ -41,6 +41,14 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
  * NULL).  batch is ignored. */
 int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_bench_result *out);
 
+/* One thread pushes and pops 0..items-1 in bursts of 64 through a ring of
+ * 1024 u64 records, on the inlined path (api = 0) or the exported calls
+ * (api = 1).  Sets *ns_per_record (one push and one pop, ns; over the records
+ * done after a stop) and *errors (records lost or out of order: must be 0).
+ * No line leaves the core: the difference between the paths is the call.
+ * LL_OK, LL_EINVAL, LL_ENOMEM. */
+int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *errors);
+
 /* ---- core-to-core: one cache line bounced between two threads -------------
  * Returns the one-way latency, half the median round trip over
  * `round_trips` (each timed on its own, so a preempted round trip does not

@@ -28,7 +28,14 @@ from lowlat.bench.keys import KEYS, NEEDS_TWO_CPUS
 from lowlat.clock import clock_info
 from lowlat.experiments import payload, queues
 from lowlat.experiments.alloc import compare_alloc, page_faults
-from lowlat.experiments.queues import c2c_one_way_ns, python_queue, spsc_python_batches, spsc_rtt, spsc_throughput
+from lowlat.experiments.queues import (
+    c2c_one_way_ns,
+    python_queue,
+    spsc_op_ns,
+    spsc_python_batches,
+    spsc_rtt,
+    spsc_throughput,
+)
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
 from lowlat.interleave import interleave, median, medians, ratios
 from lowlat.interrupt import Interrupted, check, requested, stoppable
@@ -199,19 +206,23 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
     step(6, "queues between Python threads, interleaved x3", python_queues)
 
-    def hist() -> dict[str, float]:
+    def one_core() -> dict[str, float]:
         n = 2_000_000 if quick else 10_000_000
-        return medians(
-            interleave(
-                {
-                    "hist_record_ns": _checked(lambda: hist_record_ns(n)),
-                    "hist_record_inline_ns": _checked(lambda: hist_record_ns(n, exported=False)),
-                },
-                reps,
-            )
+        m = 1_000_000 if quick else 4_000_000
+        runs = interleave(
+            {
+                "hist_record_ns": _checked(lambda: hist_record_ns(n)),
+                "hist_record_inline_ns": _checked(lambda: hist_record_ns(n, exported=False)),
+                "spsc_op_ns": _checked(lambda: spsc_op_ns(m)),
+                "spsc_api_op_ns": _checked(lambda: spsc_op_ns(m, api=True)),
+            },
+            reps,
         )
+        out = medians(runs)
+        out["spsc_api_op_over_inline"] = median(ratios(runs["spsc_api_op_ns"], runs["spsc_op_ns"]))
+        return out
 
-    step(7, "histogram record", hist)
+    step(7, "one core: a histogram record, a ring push+pop, exported and inlined", one_core)
 
     def taxes() -> dict[str, float]:
         def med(fn: Callable[[], float], times: int = reps) -> float:

@@ -142,6 +142,21 @@ def spsc_rtt(
     return SpscRun.from_result(int(cfg.items), out, h)
 
 
+def spsc_op_ns(items: int = 2_000_000, *, api: bool = False) -> float:
+    """One record pushed and popped by one thread (ns per record): bursts of
+    64 through a ring of 1024 u64 records, on the inlined path or (``api``)
+    through the exported ``ll_spsc_try_push_u64/try_pop_u64``.  No cache line
+    leaves the core, so the two paths differ only by the call; between two
+    cores the line transfers dominate instead (:func:`spsc_throughput`)."""
+    n = int_arg(items, "items", minimum=1)
+    per = ffi.new("double *")
+    errors = ffi.new("uint64_t *")
+    check_status(lib.ll_bench_spsc_op(n, int(api), per, errors), "SPSC per-record benchmark")
+    if errors[0]:
+        raise AssertionError(f"SPSC per-record benchmark lost or reordered {errors[0]} records")
+    return float(per[0])
+
+
 def c2c_one_way_ns(round_trips: int = 50_000, *, pin: bool = True, wait: str | None = None) -> float:
     """One-way core-to-core latency: a cache line bounced between two
     threads, half the median of per-round-trip times (ns).
@@ -330,6 +345,7 @@ __all__ = [
     "c2c_one_way_ns",
     "placement_c2c",
     "python_queue",
+    "spsc_op_ns",
     "spsc_python_batches",
     "spsc_rtt",
     "spsc_throughput",
