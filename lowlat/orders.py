@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,9 +99,11 @@ def measure(rounds: int = 15, iterations: int = 500_000) -> dict[str, list[float
     )
 
 
-def bench_keys(quick: bool) -> dict[str, float]:
+def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict[str, float]:
     """The chapter's figures for ``python -m lowlat bench`` (ns; NaN where
-    not measurable, e.g. the contended stores with one usable CPU)."""
+    not measurable, e.g. the contended stores with one usable CPU).
+    ``between`` runs before each round of the contended stores (e.g. a
+    core-to-core sample)."""
     rounds, n = (15, 500_000) if quick else (41, 2_000_000)
     r = measure(rounds, n)
     out = {
@@ -117,6 +120,7 @@ def bench_keys(quick: bool) -> dict[str, float]:
                 "release": lambda: store_contended_ns("release", n // 4),
             },
             max(3, rounds // 3),
+            between=between,
         )
         out["seq_cst_store_contended_ns"] = median(c["seq_cst"])
         out["release_store_contended_ns"] = median(c["release"])

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,14 +260,21 @@ def build(name: str = "o3-native", *, cc: str | None = None, cache: Path | None 
 
 
 def compare(
-    other: Variant, rounds: int = 7, *, batch_items: int = 10_000_000, item_items: int = 2_000_000, batch: int = 256
+    other: Variant,
+    rounds: int = 7,
+    *,
+    batch_items: int = 10_000_000,
+    item_items: int = 2_000_000,
+    batch: int = 256,
+    between: Callable[[], object] | None = None,
 ) -> dict[str, list[float]]:
     """The installed core against ``other``, interleaved ``rounds`` times,
     on chapter 03's ring (1,024 slots): batches of ``batch`` (push_many /
     pop_many, ``batch_items`` records) and one record per call (the inlined
     path, ``item_items`` records).  items/s per round, keys
     "installed, batch", "<name>, batch", "installed, per item",
-    "<name>, per item"."""
+    "<name>, per item".  ``between`` runs before each round (e.g. a
+    core-to-core sample)."""
     if not other:
         raise RuntimeError(f"variant {other.name} is not available: {other.reason}")
     base = installed()
@@ -276,25 +284,28 @@ def compare(
         runs[f"{v.name}, per item"] = lambda v=v: v.spsc_throughput(1024, item_items)
     for run in runs.values():  # warm-up: each build calibrates its own clock on first use
         run()
-    return interleave(runs, int_arg(rounds, "rounds", minimum=1, maximum=1000))
+    return interleave(runs, int_arg(rounds, "rounds", minimum=1, maximum=1000), between=between)
 
 
-def bench_keys(quick: bool) -> dict[str, float]:
+def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict[str, float]:
     """items/s of chapter 03's batched ring (and of its per-item path) from
     the installed ``-O2`` core and from the ``-O3 -march=native`` build,
     interleaved; NaN for the variant's keys where it cannot be built here.
-    The first call on a machine compiles the variant (a few seconds; cached
-    after)."""
+    ``between`` runs before each round (and once before the installed core's
+    runs when the variant cannot be built).  The first call on a machine
+    compiles the variant (a few seconds; cached after)."""
     rounds, items = (3, 4_000_000) if quick else (9, 20_000_000)
     v = build("o3-native")
     keys = ("o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch")
     out: dict[str, float] = dict.fromkeys(keys, math.nan)
     if not v:
+        if between is not None:
+            between()
         base = installed()
         out["o2_batch_items_per_s"] = base.spsc_throughput(1024, items, batch=256)
         out["o2_item_items_per_s"] = base.spsc_throughput(1024, items // 5)
         return out
-    r = compare(v, rounds, batch_items=items, item_items=items // 5)
+    r = compare(v, rounds, batch_items=items, item_items=items // 5, between=between)
     out.update(
         o2_batch_items_per_s=median(r["installed, batch"]),
         o2_item_items_per_s=median(r["installed, per item"]),

@@ -174,10 +174,10 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         out: dict[str, float] = dict(
             spsc_rtt_ns=rtt("inline", 50), spsc_rtt_p99_ns=rtt("inline", 99), spsc_api_rtt_ns=rtt("api", 50)
         )
+        out.update(_c2c_keys("spsc_rtt", c2c[-reps:]))
         good = _finite(c2c)
         if good:  # none on one usable CPU: the keys are left out, not filled with a time slice
             out.update(
-                spsc_rtt_c2c_ns=median(_finite(c2c[-reps:]) or good),
                 c2c_one_way_ns=median(good),
                 c2c_one_way_min_ns=min(good),
                 c2c_one_way_max_ns=max(good),
@@ -253,9 +253,15 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
         f"pipeline: the source's settings, the best, and its floor, interleaved x{3 if quick else 5}",
         lambda: _pipeline(quick, wait),
     )
-    step(11, "memory orders, topology and payload size", lambda: _orders_topology(quick))
+    step(11, "memory orders, topology and payload size", lambda: _orders_topology(quick, wait))
     step(12, "the cold path: a write per event against a log ring", lambda: _known(coldlog.bench_keys(quick)))
-    step(13, "build flags: the -O2 core against -O3 -march=native", lambda: _known(variant.bench_keys(quick)))
+
+    def build_flags() -> dict[str, float]:
+        c2c_here: list[float] = []
+        out = variant.bench_keys(quick, between=_sampler(c2c_here, wait))
+        return _known({**out, **_c2c_keys("variant", c2c_here)})
+
+    step(13, "build flags: the -O2 core against -O3 -march=native", build_flags)
     step(14, "training: batching, calls into C, prefetching, float32", lambda: _training(quick, reps))
     r.update(
         cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick)
@@ -312,10 +318,24 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
             spsc_backoff_items_per_s=median(tp["backoff"]),
             spsc_backoff_vs_spin=median(ratios(tp["backoff"], tp["best"])),
         )
-    mine = _finite(c2c[first:])
-    if mine:  # the regime these rounds ran in
-        out.update(spsc_c2c_ns=median(mine), spsc_c2c_min_ns=min(mine), spsc_c2c_max_ns=max(mine))
+    out.update(_c2c_keys("spsc", c2c[first:]))  # the regime these rounds ran in
     return out
+
+
+def _sampler(into: list[float], wait: str) -> Callable[[], None]:
+    """A ``between`` for :func:`interleave`: one core-to-core sample (ns, NaN
+    with one usable CPU) appended to ``into`` before each round."""
+    return _checked(lambda: into.append(c2c_one_way_ns(20_000, wait=wait)))
+
+
+def _c2c_keys(prefix: str, samples: list[float]) -> dict[str, float]:
+    """``<prefix>_c2c_ns`` / ``_min_ns`` / ``_max_ns``: the median and range
+    of the core-to-core samples taken beside a group of two-core figures;
+    none with one usable CPU (the keys are then left out)."""
+    good = _finite(samples)
+    if not good:
+        return {}
+    return {f"{prefix}_c2c_ns": median(good), f"{prefix}_c2c_min_ns": min(good), f"{prefix}_c2c_max_ns": max(good)}
 
 
 def _known(values: dict[str, float]) -> dict[str, float]:
@@ -325,12 +345,16 @@ def _known(values: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in values.items() if not (k in NEEDS_TWO_CPUS and math.isnan(v))}
 
 
-def _orders_topology(quick: bool) -> dict[str, float]:
+def _orders_topology(quick: bool, wait: str) -> dict[str, float]:
     """Chapter 03b's store and load costs, chapter 03's SMT-sibling hand-off
-    and its ring of 64-byte records against a ring of indices."""
-    out = orders.bench_keys(quick)
-    out.update(payload.bench_keys(quick))
+    and its ring of 64-byte records against a ring of indices; the
+    core-to-core latency sampled before each round of the two-core figures
+    (``ring_c2c_*``)."""
+    c2c: list[float] = []
+    out = orders.bench_keys(quick, between=_sampler(c2c, wait))
+    out.update(payload.bench_keys(quick, between=_sampler(c2c, wait)))
     out.update(queues.bench_keys(quick))
+    out.update(_c2c_keys("ring", c2c))
     return _known(out)
 
 
@@ -386,7 +410,7 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
             "seed": _checked(run("seed", pipeline.seed_config(ticks))),
         },
         3 if quick else 5,
-        between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000, wait=wait))),
+        between=_sampler(c2c, wait),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
     out: dict[str, float] = {
@@ -400,9 +424,9 @@ def _pipeline(quick: bool, wait: str) -> dict[str, float]:
         "pipeline_floor_p50_ns": med["floor"]["p50"],
         "pipeline_p50_over_floor": median(ratios([x["p50"] for x in runs["best"]], [x["p50"] for x in runs["floor"]])),
     }
-    good = _finite(c2c)
-    if good:  # no core-to-core floor on one usable CPU
-        out.update(pipeline_c2c_ns=median(good), pipeline_p50_over_c2c=med["best"]["p50"] / median(good))
+    out.update(_c2c_keys("pipeline", c2c))
+    if "pipeline_c2c_ns" in out:  # no core-to-core floor on one usable CPU
+        out["pipeline_p50_over_c2c"] = med["best"]["p50"] / out["pipeline_c2c_ns"]
     return out
 
 

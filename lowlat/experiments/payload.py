@@ -358,17 +358,19 @@ def round_trip_reading(
     )
 
 
-def bench_keys(quick: bool) -> dict[str, float]:
+def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict[str, float]:
     """``ring_struct64_items_per_s`` and ``ring_index_items_per_s``: 64-byte
     messages per second through a 1,024-slot ring of the messages and of
     uint32 indices into a pool (medians of interleaved rounds; the consumer
-    reads every payload, checksums verified).  About 0.1 s (quick) or 0.5 s on an idle machine."""
+    reads every payload, checksums verified).  ``between`` runs before each
+    round (e.g. a core-to-core sample).  About 0.1 s (quick) or 0.5 s on an
+    idle machine."""
     items, rounds = (100_000, 3) if quick else (500_000, 7)
 
     def one(kind: str) -> Callable[[], PayloadRun]:
         return lambda: payload_run(kind, items)
 
-    res = interleave({k: one(k) for k in KINDS}, rounds)
+    res = interleave({k: one(k) for k in KINDS}, rounds, between=between)
     out: dict[str, float] = {}
     for k, runs in res.items():
         if not all(r.checksum_ok for r in runs):
