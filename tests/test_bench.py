@@ -68,6 +68,8 @@ ISSUE_KEYS = [
     "spsc_op_ns",
     "spsc_api_op_ns",
     "spsc_api_op_over_inline",
+    "spsc_plain_items_per_s",
+    "spsc_refill_vs_plain",
 ]
 
 
@@ -99,6 +101,13 @@ def test_spsc_benchmarks_check_order_and_report() -> None:
     rtt = queues.spsc_rtt(64, 2_000)
     assert rtt.errors == 0 and rtt.rtt is not None and rtt.rtt.count == 2_000
     assert queues.c2c_one_way_ns(2_000) > 0
+    # A producer that waits for room: for a stretch, for the whole ring (it
+    # must still finish), on a ring smaller than the stretch's default.
+    for refill, cap in ((128, 1024), (1024, 1024), (8, 8)):
+        run = queues.spsc_throughput(cap, 50_000, refill=refill)
+        assert run.errors == 0 and run.items == 50_000 and run.items_per_s > 0
+    with pytest.raises(ValueError, match="refill must be <= 64, got 65"):
+        queues.spsc_throughput(64, 10, refill=65)
     # One thread, both paths, and a record count that ends inside a burst.
     assert queues.spsc_op_ns(1_000) > 0 and queues.spsc_op_ns(1_001, api=True) > 0
     with pytest.raises(ValueError, match="items must be >= 1"):

@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
 
-# (keys shown together, format, what the row means).  Formats: "ns", "M/s", "x", "%".
+# (keys shown together, format, what the row means).  Formats: "ns", "M/s", "x",
+# "%", "n", or one of those per key separated by spaces ("ns x").
 ROWS: list[tuple[tuple[str, ...], str, str]] = [
     (("pool_alloc_free_ns", "malloc_free_ns"), "ns", "free+alloc pair, steady state: pool / malloc"),
     (("pool_vs_malloc_speedup",), "x", "malloc / pool time on a fragmented heap (16-4,096 B live blocks)"),
@@ -25,7 +26,17 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
     (
         ("spsc_items_per_s", "spsc_api_items_per_s"),
         "M/s",
-        "ring of 1,024 uint64, one record per call: inlined / exported calls",
+        "ring of 1,024 uint64, one record per call: inlined / exported calls (a full ring refilled 128 slots at a time)",
+    ),
+    (
+        ("spsc_plain_items_per_s", "spsc_refill_vs_plain"),
+        "M/s x",
+        "the producer retrying a full ring at once (each slot refilled as freed); refilling by 128 over that",
+    ),
+    (
+        ("spsc_op_ns", "spsc_api_op_ns"),
+        "ns",
+        "one record pushed and popped on one core, no line transfer: inlined / exported calls",
     ),
     (("spsc_padded_vs_unpadded",), "x", "false sharing of the two cursors"),
     (("spsc_adjacent_vs_spread",), "x", "the cursors on adjacent lines rather than a 128-byte pair apart"),
@@ -77,12 +88,12 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
     ),
     (
         ("pipeline_floor_p50_ns", "pipeline_p50_over_floor"),
-        "floor",
+        "ns x",
         "its floor (one line carrying a due time, same schedule) and the P50 over it",
     ),
     (
         ("pipeline_c2c_ns", "pipeline_p50_over_c2c"),
-        "floor",
+        "ns x",
         "core-to-core beside the pipeline runs, and the P50 over it",
     ),
     (
@@ -138,10 +149,12 @@ def table(run: dict[str, float], machine: str) -> str:
     for keys, kind, what in ROWS:
         if not all(k in run for k in keys):
             continue
-        if kind == "floor":
-            value = f"{_fmt(run[keys[0]], 'ns')} ns / {_fmt(run[keys[1]], 'x')} x"
+        units = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %", "n": ""}
+        if " " in kind:  # one format per key, each with its unit
+            shown = [(_fmt(run[k], kk), units[kk]) for k, kk in zip(keys, kind.split())]
+            value = " / ".join(v if v == "unavailable" else v + u for v, u in shown)
         else:
-            unit = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %", "n": ""}[kind]
+            unit = units[kind]
             value = " / ".join(_fmt(run[k], kind) for k in keys) + unit
             value = value.replace(f"unavailable{unit}", "unavailable")
         lines.append(f"| {' / '.join(f'`{k}`' for k in keys)} | {value} | {what} |")

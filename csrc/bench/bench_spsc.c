@@ -57,10 +57,23 @@ struct spsc_side {
     uint64_t rtt_total_ns;
 };
 
-/* The per-record producer: 1..items in order; false when stopped. */
+/* The per-record producer: 1..items in order; false when stopped.
+ *
+ * With cfg->refill > 1, a producer that finds the ring full waits until that
+ * many slots are free before it pushes again.  Without, when the consumer is
+ * the slower side the ring stays full and the producer refills each slot the
+ * moment it is freed, in the cache line the consumer is still reading: the
+ * two cores take that line from each other record by record.  Waiting for a
+ * stretch of free slots keeps the producer that many records behind the
+ * consumer, in lines the consumer has finished with.  It delays no record:
+ * while the ring is full, nothing the producer pushes could be read sooner.
+ * The free count comes from ll_spsc_size (a read of the consumer's cursor
+ * per poll), which any user of the API can call. */
 static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side *s, uint64_t *waits_out, int api)
 {
     const ll_spsc_bench_cfg *c = s->cfg;
+    const bool refill = c->refill > 1;
+    const size_t room = c->capacity - c->refill; /* with refill: push again once size <= room */
     uint64_t waits = 0;
     bool ok = true;
     for (uint64_t i = 1; i <= c->items && ok; i++) {
@@ -70,14 +83,19 @@ static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side
             break;
         }
         while (!push_item(s->q, i, api)) {
-            waits++;
-            ll_wait_once(c->wait, &spins);
-            if (LL_STOP_POLL(waits, POLL_WAITS)) {
-                ok = false;
-                break;
+            bool more = true; /* one wait after the failed push, then more while refilling */
+            while (more) {
+                waits++;
+                ll_wait_once(c->wait, &spins);
+                if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                    ok = false;
+                    goto end;
+                }
+                more = refill && ll_spsc_size(s->q) > room;
             }
         }
     }
+end:
     *waits_out = waits;
     return ok;
 }
@@ -191,7 +209,7 @@ static void *tp_consumer(void *arg)
 static int check_spsc_cfg(const ll_spsc_bench_cfg *cfg)
 {
     if (!cfg || cfg->items == 0 || cfg->capacity < 2 || (cfg->capacity & (cfg->capacity - 1)) ||
-        !ll_wait_bench_ok(cfg->wait))
+        cfg->refill > cfg->capacity || !ll_wait_bench_ok(cfg->wait))
         return LL_EINVAL;
     return LL_OK;
 }

@@ -21,6 +21,8 @@ typedef struct {
     size_t batch; /* 0: per-record calls; n: push_many/pop_many of n */
     int api;      /* per-record calls: 0 the inlined u64 path, 1 the exported
                    * ll_spsc_try_push_u64/try_pop_u64 (a call, as a library user makes) */
+    size_t refill; /* per-record calls: after finding the ring full, the producer waits until
+                    * this many slots are free (0 or 1: it retries at once); <= capacity */
 } ll_spsc_bench_cfg;
 
 typedef struct {

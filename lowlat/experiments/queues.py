@@ -69,7 +69,10 @@ def _spsc_cfg(
     cpus: tuple[int, int] | None = None,
     api: bool = False,
     spread: bool = False,
+    refill: int = 0,
 ):
+    capacity = power_of_two(capacity)
+    refill = int_arg(refill, "refill", minimum=0, maximum=capacity)
     if cpus is not None:
         n = cpu_count()
         for c in cpus:
@@ -87,7 +90,7 @@ def _spsc_cfg(
     return ffi.new(
         "ll_spsc_bench_cfg *",
         {
-            "capacity": power_of_two(capacity),
+            "capacity": capacity,
             "items": int_arg(items, "items", minimum=1),
             "flags": (0 if padded else lib.LL_SPSC_UNPADDED)
             | (0 if cached else lib.LL_SPSC_NO_CACHE)
@@ -97,6 +100,7 @@ def _spsc_cfg(
             "wait": wait_code(wait or default_wait()),
             "batch": int_arg(batch, "batch", minimum=0),
             "api": int(bool(api)),
+            "refill": refill,
         },
     )
 
@@ -113,6 +117,7 @@ def spsc_throughput(
     cpus: tuple[int, int] | None = None,
     api: bool = False,
     spread: bool = False,
+    refill: int = 0,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
     checks order.  batch=0: one try_push/try_pop per record (``api``: the
@@ -121,8 +126,11 @@ def spsc_throughput(
     ``cpus=(p, c)`` pins producer and consumer to those CPUs (-1: unpinned;
     the same CPU twice puts both on one core) and overrides ``pin``.
     ``spread``: the padded cursors a 128-byte line pair apart instead of on
-    adjacent lines (ignored when not ``padded``)."""
-    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api, spread)
+    adjacent lines (ignored when not ``padded``).  ``refill`` (per-record
+    calls, 0..capacity): a producer that finds the ring full waits until
+    that many slots are free before it pushes again (0 or 1: it retries at
+    once, refilling each slot as the consumer frees it)."""
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api, spread, refill)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
         check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")
