@@ -102,7 +102,7 @@ def compare(
     ``expected_better`` is the contender the chapter predicts to win.  The
     effect counts as shown when its median per-round ratio exceeds
     ``threshold`` AND the lower quartile of the ratios is above 1 (it won in
-    most rounds).  ``reasons``: conditions of this run (see
+    most rounds) AND the two series' medians point the same way.  ``reasons``: conditions of this run (see
     :func:`conditions`) to name when the effect did not show."""
     (name_a, a), (name_b, b) = expected_better, other
     if len(a) != len(b) or not a:
@@ -118,10 +118,19 @@ def compare(
     measured = (
         f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians of {len(a)} interleaved rounds)"
     )
-    shown = ratio > threshold and lo > 1.0
+    # The medians of the two series must point the same way as the per-round
+    # ratios: when they do not, a few rounds in another regime decided one of
+    # them, and neither says which contender was faster.
+    agree = med_a < med_b if lower_is_better else med_a > med_b
+    shown = ratio > threshold and lo > 1.0 and agree
     if shown:
         verdict = (
             f"{name_a} was {_x(ratio)} {word} (middle half of the rounds {_x(lo)}-{_x(hi)}): the predicted effect."
+        )
+    elif ratio > threshold and lo > 1.0:
+        verdict = (
+            f"{name_a} was {_x(ratio)} {word} in most rounds (middle half {_x(lo)}-{_x(hi)}), but the medians "
+            "of the two series point the other way: not a clear effect in this run"
         )
     elif ratio > threshold:
         verdict = (
@@ -133,9 +142,14 @@ def compare(
             f"no clear difference in this run ({_x(ratio)}, middle half {_x(lo)}-{_x(hi)}): the predicted effect "
             "did not show"
         )
-    else:
+    elif hi < 1.0:
         verdict = (
             f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the prediction"
+        )
+    else:
+        verdict = (
+            f"{name_b} was {_x(1 / ratio)} {word} in the median round, but the rounds disagree (middle half "
+            f"{_x(1 / hi)}-{_x(1 / lo)}: in some it lost): not a clear effect in this run"
         )
     if not shown:
         why = list(reasons)

@@ -69,6 +69,28 @@ def test_a_median_win_with_disagreeing_rounds_is_not_called_an_effect() -> None:
     assert not r.shown and "rounds disagree" in r.text
 
 
+def test_rounds_and_medians_that_point_different_ways_are_not_called_an_effect() -> None:
+    # A won six rounds of seven by 2x, yet B has the higher median: three of
+    # the rounds ran in a faster regime, where B's values sit above A's slow ones.
+    a = [10.0, 10.0, 10.0, 10.0, 100.0, 100.0, 100.0]
+    b = [5.0, 5.0, 5.0, 30.0, 50.0, 50.0, 50.0]
+    r = readings.compare(
+        "pinned vs unpinned", ("pinned", a), ("unpinned", b), unit="M records/s", lower_is_better=False
+    )
+    assert not r.shown and "point the other way" in str(r) and "predicted effect." not in str(r)
+
+
+def test_a_median_loss_with_disagreeing_rounds_is_not_called_against_the_prediction() -> None:
+    r = readings.compare(
+        "pinned vs unpinned",
+        ("pinned", [10, 30, 10, 30, 10]),
+        ("unpinned", [14, 20, 14, 20, 14]),
+        unit="M records/s",
+        lower_is_better=False,
+    )
+    assert not r.shown and "unpinned was" in str(r) and "rounds disagree" in str(r) and "against" not in str(r)
+
+
 def test_large_ratios_carry_separators() -> None:
     r = readings.compare("t", ("a", [1, 1, 1]), ("b", [2500, 2500, 2500]))
     assert "2,500.00x" in r.text
