@@ -167,7 +167,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
                 "api": _checked(lambda: spsc_rtt(1024, n, wait=wait, api=True)),
             },
             reps,
-            between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
+            between=_sampler(c2c, wait, 20_000 if quick else 50_000),
         )
 
         def rtt(kind: str, p: float) -> float:
@@ -308,7 +308,7 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
     tp = interleave(
         {name: _checked(ring(name, kw)) for name, kw in variants.items()},
         reps,
-        between=_checked(lambda: c2c.append(c2c_one_way_ns(20_000 if quick else 50_000, wait=wait))),
+        between=_sampler(c2c, wait, 20_000 if quick else 50_000),
     )
     out: dict[str, float] = {
         "spsc_items_per_s": median(tp["best"]),
@@ -333,10 +333,11 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
     return out
 
 
-def _sampler(into: list[float], wait: str) -> Callable[[], None]:
+def _sampler(into: list[float], wait: str, round_trips: int = 20_000) -> Callable[[], None]:
     """A ``between`` for :func:`interleave`: one core-to-core sample (ns, NaN
-    with one usable CPU) appended to ``into`` before each round."""
-    return _checked(lambda: into.append(c2c_one_way_ns(20_000, wait=wait)))
+    with one usable CPU; over ``round_trips``) appended to ``into`` before
+    each round."""
+    return _checked(lambda: into.append(c2c_one_way_ns(round_trips, wait=wait)))
 
 
 def _c2c_keys(prefix: str, samples: list[float]) -> dict[str, float]:

@@ -153,10 +153,27 @@ int main(int argc, char **argv)
         errors += run(items / 10, 64, sizes[i], 0, 0);
 
     /* The benchmark loops: gate, counters, ping-pong, c2c, contended mutex. */
-    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0, 0};
+    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0, 0, 0};
     ll_spsc_bench_result r;
     if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
         fprintf(stderr, "bench throughput failed\n");
+        errors++;
+    }
+    cfg.refill = 128; /* the producer waits for a stretch of free slots, reading the size */
+    if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
+        fprintf(stderr, "bench throughput (refill) failed\n");
+        errors++;
+    }
+    cfg.refill = 1025; /* more than the ring holds: refused */
+    if (ll_bench_spsc_throughput(&cfg, &r) != LL_EINVAL) {
+        fprintf(stderr, "a refill above the capacity was accepted\n");
+        errors++;
+    }
+    cfg.refill = 0;
+    double per = 0.0;
+    uint64_t op_errors = 1;
+    if (ll_bench_spsc_op(100001, 1, &per, &op_errors) != 0 || op_errors || per <= 0.0) {
+        fprintf(stderr, "bench one-thread push+pop failed\n");
         errors++;
     }
     cfg.api = 1;
