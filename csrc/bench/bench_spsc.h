@@ -17,10 +17,10 @@ typedef struct {
     unsigned flags;   /* LL_SPSC_UNPADDED, LL_SPSC_NO_CACHE */
     int producer_cpu; /* -1: not pinned */
     int consumer_cpu;
-    int wait;     /* enum ll_wait_policy */
-    size_t batch; /* 0: per-record calls; n: push_many/pop_many of n */
-    int api;      /* per-record calls: 0 the inlined u64 path, 1 the exported
-                   * ll_spsc_try_push_u64/try_pop_u64 (a call, as a library user makes) */
+    int wait;      /* enum ll_wait_policy */
+    size_t batch;  /* 0: per-record calls; n: push_many/pop_many of n */
+    int api;       /* per-record calls: 0 the inlined u64 path, 1 the exported
+                    * ll_spsc_try_push_u64/try_pop_u64 (a call, as a library user makes) */
     size_t refill; /* per-record calls: after finding the ring full, the producer waits until
                     * this many slots are free (0 or 1: it retries at once); <= capacity */
 } ll_spsc_bench_cfg;
