@@ -70,6 +70,8 @@ ll_hist *ll_hist_create(uint64_t lowest, uint64_t highest, int sig_figs)
     h->sub_bucket_count = 1 << (half_mag + 1);
     h->sub_bucket_half_count = h->sub_bucket_count / 2;
     h->sub_bucket_mask = ((uint64_t)h->sub_bucket_count - 1) << unit_mag;
+    h->index_shift = (unsigned)half_mag;
+    h->index_offset = (size_t)(unit_mag + half_mag) << half_mag;
     /* Smallest number of doubling buckets whose top reaches `highest`. */
     uint64_t untrackable = (uint64_t)h->sub_bucket_count << unit_mag;
     int buckets = 1;
