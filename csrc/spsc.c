@@ -1,17 +1,41 @@
 /* spsc.c - creation and the exported API of the SPSC ring; the hot path is
  * in spsc_inline.h. */
 #include <stdlib.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "spsc_inline.h"
 
+unsigned ll_spsc_default_layout(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    /* CPUID leaf 0: the vendor string, in EBX, EDX, ECX. */
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        char vendor[13];
+        memcpy(vendor, &b, 4);
+        memcpy(vendor + 4, &d, 4);
+        memcpy(vendor + 8, &c, 4);
+        vendor[12] = '\0';
+        if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
+            return LL_SPSC_SPREAD;
+    }
+#endif
+    return LL_SPSC_ADJACENT;
+}
+
 ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
 {
+    const unsigned layouts = LL_SPSC_UNPADDED | LL_SPSC_SPREAD | LL_SPSC_ADJACENT;
     if (capacity < 2 || (capacity & (capacity - 1)) != 0 || record_size == 0)
         return NULL;
-    if (capacity > SIZE_MAX / record_size || flags & ~(unsigned)(LL_SPSC_UNPADDED | LL_SPSC_NO_CACHE | LL_SPSC_SPREAD))
+    if (capacity > SIZE_MAX / record_size || flags & ~(layouts | LL_SPSC_NO_CACHE))
         return NULL;
-    if ((flags & LL_SPSC_UNPADDED) && (flags & LL_SPSC_SPREAD))
-        return NULL; /* one layout or the other */
+    if ((flags & layouts) & ((flags & layouts) - 1))
+        return NULL; /* one layout at most */
+    if (!(flags & layouts))
+        flags |= ll_spsc_default_layout();
     _Static_assert(alignof(ll_spsc) == LL_FALSE_SHARING_RANGE, "the ring's header starts a line pair");
     ll_spsc *q = ll_alloc_lines(sizeof *q);
     if (!q)
@@ -29,7 +53,7 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
     q->record_size = record_size;
     q->flags = flags;
     q->cached = !(flags & LL_SPSC_NO_CACHE);
-    q->fast = flags == 0 ? 1 : flags == LL_SPSC_SPREAD ? 2 : 0;
+    q->fast = flags == LL_SPSC_ADJACENT ? 1 : flags == LL_SPSC_SPREAD ? 2 : 0;
     if (flags & LL_SPSC_UNPADDED) {
         q->tail = &q->cursors.packed.tail;
         q->head = &q->cursors.packed.head;

@@ -4,9 +4,10 @@
  * bounded number of steps.
  *
  * The variants the course compares are creation-time flags of this one
- * implementation: cursors on adjacent cache lines (the default), a line pair
- * apart, or packed into one line, and each side keeping a cached copy of the
- * other side's cursor or not.
+ * implementation: cursors on adjacent cache lines, a line pair apart, or
+ * packed into one line, and each side keeping a cached copy of the other
+ * side's cursor or not.  Without a layout flag the cursors are padded and
+ * placed as ll_spsc_default_layout() says for this CPU.
  * Ownership: ll_spsc_create allocates the ring; ll_spsc_destroy frees it. */
 #ifndef LL_SPSC_H
 #define LL_SPSC_H
@@ -20,8 +21,17 @@ typedef struct ll_spsc ll_spsc;
 enum ll_spsc_flags {
     LL_SPSC_UNPADDED = 1, /* both cursors in one cache line: false sharing */
     LL_SPSC_NO_CACHE = 2, /* read the other side's cursor on every call */
-    LL_SPSC_SPREAD = 4    /* cursors a 128-byte line pair apart instead of on adjacent lines */
+    LL_SPSC_SPREAD = 4,   /* padded, the cursors a 128-byte line pair apart */
+    LL_SPSC_ADJACENT = 8  /* padded, the cursors on adjacent lines */
 };
+
+/* The padded layout a ring gets without LL_SPSC_SPREAD or LL_SPSC_ADJACENT:
+ * LL_SPSC_SPREAD on AMD (and Hygon) x86 cores, LL_SPSC_ADJACENT on every
+ * other CPU.  Each is the placement that moved more records per second on
+ * that vendor's cores in the course's measurements (spsc_inline.h has the
+ * figures); `python -m lowlat bench` measures both on yours
+ * (spsc_adjacent_vs_spread). */
+unsigned ll_spsc_default_layout(void);
 
 /* capacity: a power of two >= 2, the number of records the ring holds
  * (no slot is sacrificed: the cursors are free-running counters).
@@ -55,10 +65,12 @@ size_t ll_spsc_pop_many(ll_spsc *q, void *out, size_t max);
 size_t ll_spsc_size(const ll_spsc *q);
 size_t ll_spsc_capacity(const ll_spsc *q);
 size_t ll_spsc_record_size(const ll_spsc *q);
+/* The flags given, with the layout chosen for them added (LL_SPSC_SPREAD or
+ * LL_SPSC_ADJACENT when padded). */
 unsigned ll_spsc_flags(const ll_spsc *q);
 /* Byte distance between the two cursors (one line, 64 bytes on x86-64,
- * padded; LL_FALSE_SHARING_RANGE = 128 spread; 8 unpadded): the layout, made
- * visible for the chapter. */
+ * adjacent; LL_FALSE_SHARING_RANGE = 128 spread; 8 unpadded): the layout,
+ * made visible for the chapter. */
 size_t ll_spsc_cursor_distance(const ll_spsc *q);
 
 #endif

@@ -17,18 +17,22 @@
  * and `counter & mask` the slot.  At 10^9 records/s they wrap after ~584
  * years, so no slot has to be kept empty to tell full from empty. */
 
-/* Padded layout: each side's cursor shares its line only with that side's
+/* Padded layouts: each side's cursor shares its line only with that side's
  * private cache of the other cursor, so a write by one thread never
- * invalidates a line the other thread is reading for its own work.  The two
- * lines are adjacent, not a 128-byte pair apart as the adjacent-line
- * prefetcher would suggest.  Measured on a 2-vCPU x86 VM (interleaved
- * medians, the same code), adjacent cursors moved from about as many to 5x
- * more records per second than cursors 128 bytes apart, depending on the
- * host's regime and on small changes in the loops' timing, never clearly
- * fewer; rigtorp's SPSCQueue places them so too.  Why is not settled: each
- * cursor's prefetch neighbour is the other cursor, which each side reads
- * anyway, so the usual harm does not apply, but that predicts only a tie.
- * `python -m lowlat bench` measures both (spsc_adjacent_vs_spread). */
+ * invalidates a line the other thread is reading for its own work.  Where
+ * the two lines go is measured, not derived, and the answer differs by CPU
+ * vendor (interleaved medians, the same code, 2-vCPU KVM guests):
+ * - Intel Xeon: cursors on adjacent lines moved from about as many to 5x
+ *   more records per second than cursors 128 bytes apart, never clearly
+ *   fewer.
+ * - AMD EPYC (Zen 4): about as many while a line crossed between the cores
+ *   in 25-40 ns, and 128 bytes apart moved 1.7x more (medians over 6
+ *   processes) while a crossing took 130-195 ns.
+ * The usual argument (the adjacent-line prefetcher pulls a line pair
+ * together, so keep hot lines 128 bytes apart) predicts neither: each
+ * cursor's neighbour is the other cursor, which each side reads anyway.
+ * ll_spsc_default_layout() picks per vendor; `python -m lowlat bench`
+ * measures both (spsc_adjacent_vs_spread). */
 struct ll_spsc_padded {
     /* Producer-owned: written by push, read by pop only when its cache runs out. */
     alignas(LL_CACHELINE) _Atomic uint64_t tail;
@@ -41,8 +45,7 @@ struct ll_spsc_padded {
 };
 
 /* Spread layout (LL_SPSC_SPREAD): the cursors a line pair apart, the
- * placement the adjacent-line prefetcher argues for; kept to be measured
- * against the default. */
+ * placement the adjacent-line prefetcher argues for. */
 struct ll_spsc_spread {
     alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t tail;
     uint64_t head_cache;
@@ -73,14 +76,13 @@ struct ll_spsc {
     uint64_t *tail_cache;
     unsigned flags;
     bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
-    /* 1 when flags == 0 (padded, cached: the default and the layout a real
-     * user picks), 2 when flags == LL_SPSC_SPREAD (so the two cached
-     * layouts are compared on the same code), else 0: the one-record calls
-     * then reach the cursors at fixed offsets from q instead of through
-     * the pointers above, so a call that is not inlined into a loop (the
-     * exported API) pays no load of a pointer before the load of its
-     * cursor; the test of this field does not sit on that chain and is
-     * predicted. */
+    /* 1 for the adjacent layout and 2 for the spread one, each cached and
+     * with no other flag (what a ring created with no flags gets), else 0:
+     * the one-record calls then reach the cursors at fixed offsets from q
+     * instead of through the pointers above, so a call that is not inlined
+     * into a loop (the exported API) pays no load of a pointer before the
+     * load of its cursor; the test of this field does not sit on that
+     * chain and is predicted. */
     unsigned char fast;
     /* The cursors, in one of three layouts chosen at creation. */
     union {
@@ -239,7 +241,7 @@ static inline __attribute__((always_inline)) bool ll_spsc__pop1_as(ll_spsc *q, v
 }
 
 /* The layouts' code, chosen by predicted tests of a read-only field (the
- * default's first).  Always inlined: a call here would take the record's
+ * adjacent layout's first).  Always inlined: a call here would take the record's
  * size as a run-time argument and lose the fixed-size copy. */
 static inline __attribute__((always_inline)) bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {

@@ -33,6 +33,15 @@ class SpscContractError(LowlatError, RuntimeError):
     """A second thread pushed (or popped) on a single-producer (single-consumer) queue."""
 
 
+def default_layout() -> str:
+    """Where a padded ring created without a layout flag puts its cursors on
+    this CPU: ``"spread"`` (a 128-byte line pair apart; AMD and Hygon x86
+    cores) or ``"adjacent"`` (adjacent lines; every other CPU), the placement
+    that moved more records per second on that vendor's cores in the course's
+    measurements (``csrc/spsc_inline.h``)."""
+    return "spread" if lib.ll_spsc_default_layout() == lib.LL_SPSC_SPREAD else "adjacent"
+
+
 def _flag(value: Any, name: str) -> bool:
     """A real bool (numpy's too): 'no' or 0 must not pass for a choice."""
     if not isinstance(value, (bool, np.bool_)):
@@ -230,8 +239,9 @@ class SpscQueue:
 
     @property
     def cursor_distance(self) -> int:
-        """Bytes between the two cursors: one cache line padded (64 on x86-64:
-        each cursor alone on its line, the two lines adjacent), 8 unpadded."""
+        """Bytes between the two cursors: padded, one cache line (64 on x86-64,
+        the two lines adjacent) or a line pair (128), as :func:`default_layout`
+        picks for this CPU; 8 unpadded."""
         return int(lib.ll_spsc_cursor_distance(self._q))
 
     def __repr__(self) -> str:

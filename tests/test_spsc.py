@@ -3,8 +3,11 @@ a stateful model test, and two-thread stress runs (Python threads and C)."""
 
 from __future__ import annotations
 
+import platform
+import sys
 import threading
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from lowlat import SpscQueue
+from lowlat._lib import ffi, lib
+from lowlat.experiments import queues
 from lowlat.experiments.queues import spsc_throughput
+from lowlat.spsc import default_layout
 
 VARIANTS = [dict(padded=p, cached=c) for p in (True, False) for c in (True, False)]
 
@@ -63,6 +69,36 @@ def test_structured_records() -> None:
 def test_layout_variants_are_visible() -> None:
     assert SpscQueue(8).cursor_distance >= 64
     assert SpscQueue(8, padded=False).cursor_distance == 8
+
+
+def test_default_layout_is_the_vendors_and_both_can_be_forced() -> None:
+    """A ring made without a layout flag takes the placement named by
+    default_layout(); either placement can be asked for, not both, and the
+    ring's flags say which it got."""
+    layout = default_layout()
+    assert layout in ("adjacent", "spread")
+    amd = (
+        any(v in Path("/proc/cpuinfo").read_text() for v in ("AuthenticAMD", "HygonGenuine"))
+        if sys.platform == "linux"
+        else None
+    )
+    if amd is not None and platform.machine() in ("x86_64", "AMD64"):
+        assert layout == ("spread" if amd else "adjacent")
+    apart = {"adjacent": int(lib.LL_CACHELINE), "spread": int(lib.LL_FALSE_SHARING_RANGE)}
+    assert SpscQueue(8).cursor_distance == apart[layout]
+    want = {"adjacent": lib.LL_SPSC_ADJACENT, "spread": lib.LL_SPSC_SPREAD}
+    for name, flag in want.items():
+        ring = ffi.gc(lib.ll_spsc_create(8, 8, flag), lib.ll_spsc_destroy)
+        assert lib.ll_spsc_cursor_distance(ring) == apart[name]
+        assert lib.ll_spsc_flags(ring) == flag
+    default = ffi.gc(lib.ll_spsc_create(8, 8, 0), lib.ll_spsc_destroy)
+    assert lib.ll_spsc_flags(default) == want[layout]
+    assert lib.ll_spsc_create(8, 8, lib.LL_SPSC_ADJACENT | lib.LL_SPSC_SPREAD) == ffi.NULL
+    assert lib.ll_spsc_create(8, 8, lib.LL_SPSC_ADJACENT | lib.LL_SPSC_UNPADDED) == ffi.NULL
+    with pytest.raises(ValueError, match="one at most"):
+        queues.spsc_throughput(8, 10, spread=True, adjacent=True)
+    run = queues.spsc_throughput(64, 10_000, adjacent=True, wait="yield")
+    assert run.errors == 0
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,12 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "one record pushed and popped on one core, no line transfer: inlined / exported calls",
     ),
     (("spsc_padded_vs_unpadded",), "x", "false sharing of the two cursors"),
-    (("spsc_adjacent_vs_spread",), "x", "the cursors on adjacent lines rather than a 128-byte pair apart"),
+    (
+        ("spsc_adjacent_items_per_s", "spsc_spread_items_per_s", "spsc_adjacent_vs_spread"),
+        "M/s M/s x",
+        "the cursors on adjacent lines / a 128-byte pair apart, and the ratio (the default ring takes the placement "
+        "`ll_spsc_default_layout` names for the CPU: a pair apart on AMD, adjacent elsewhere)",
+    ),
     (("spsc_cached_vs_uncached",), "x", "each side caching the other's cursor"),
     (("spsc_c_batch_items_per_s",), "M/s", "the same ring, batches of 256 inside C"),
     (

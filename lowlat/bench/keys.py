@@ -19,11 +19,14 @@ KEYS: dict[str, tuple[str, str]] = {
     "per_op_timer_ns": ("ns", "cost of the TSC stamp pair around each op"),
     "spsc_items_per_s": (
         "items/s",
-        "SPSC, cap 1024, per-item calls (inlined), padded+cached; a producer finding it full waits for 128 free slots",
+        "SPSC, cap 1024, per-item calls (inlined), padded+cached, this CPU's default cursor placement; "
+        "a producer finding it full waits for 128 free slots",
     ),
+    "spsc_default_spread": ("", "1 if that default puts the cursors a line pair apart (AMD), 0 if on adjacent lines"),
     "spsc_unpadded_items_per_s": ("items/s", "the same, cursors in one line"),
     "spsc_uncached_items_per_s": ("items/s", "the same, no cached remote index"),
     "spsc_padded_vs_unpadded": ("x", "padded / unpadded throughput"),
+    "spsc_adjacent_items_per_s": ("items/s", "the same, cursors on adjacent lines"),
     "spsc_spread_items_per_s": ("items/s", "the same, cursors a 128-byte line pair apart"),
     "spsc_adjacent_vs_spread": ("x", "cursors on adjacent lines / a line pair apart, throughput"),
     "spsc_cached_vs_uncached": ("x", "cached / uncached throughput"),

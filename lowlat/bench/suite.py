@@ -39,6 +39,7 @@ from lowlat.experiments.queues import (
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
 from lowlat.interleave import interleave, median, medians, ratios
 from lowlat.interrupt import Interrupted, check, requested, stoppable
+from lowlat.spsc import default_layout
 from lowlat.wait import default_wait
 
 STEPS = 14
@@ -273,7 +274,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
 
 
 def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
-    """Chapter 03's rings (the default, spread, unpadded, uncached, batched,
+    """Chapter 03's rings (the default, adjacent, spread, unpadded, uncached, batched,
     through the exported calls, a producer that retries a full ring at once,
     and backing off when spinning), interleaved
     ``reps`` times, the core-to-core latency sampled before each round
@@ -286,6 +287,7 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
     variants: dict[str, dict[str, Any]] = {
         "best": r,
         "unpadded": {"padded": False, **r},
+        "adjacent": {"adjacent": True, **r},
         "spread": {"spread": True, **r},
         "uncached": {"cached": False, **r},
         "batch": {"batch": 256},
@@ -319,7 +321,9 @@ def _spsc_throughput(quick: bool, reps: int, wait: str, c2c: list[float]) -> dic
         "spsc_c_batch_items_per_s": median(tp["batch"]),
         "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
         "spsc_spread_items_per_s": median(tp["spread"]),
-        "spsc_adjacent_vs_spread": median(ratios(tp["best"], tp["spread"])),
+        "spsc_adjacent_items_per_s": median(tp["adjacent"]),
+        "spsc_adjacent_vs_spread": median(ratios(tp["adjacent"], tp["spread"])),
+        "spsc_default_spread": float(default_layout() == "spread"),
         "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
         "spsc_plain_items_per_s": median(tp["plain"]),
         "spsc_refill_vs_plain": median(ratios(tp["best"], tp["plain"])),

@@ -70,8 +70,11 @@ def _spsc_cfg(
     api: bool = False,
     spread: bool = False,
     refill: int = 0,
+    adjacent: bool = False,
 ):
     capacity = power_of_two(capacity)
+    if spread and adjacent:
+        raise ValueError("spread and adjacent are two placements of the cursors: ask for one at most")
     refill = int_arg(refill, "refill", minimum=0, maximum=capacity)
     if cpus is not None:
         n = cpu_count()
@@ -94,7 +97,8 @@ def _spsc_cfg(
             "items": int_arg(items, "items", minimum=1),
             "flags": (0 if padded else lib.LL_SPSC_UNPADDED)
             | (0 if cached else lib.LL_SPSC_NO_CACHE)
-            | (lib.LL_SPSC_SPREAD if spread and padded else 0),
+            | (lib.LL_SPSC_SPREAD if spread and padded else 0)
+            | (lib.LL_SPSC_ADJACENT if adjacent and padded else 0),
             "producer_cpu": prod,
             "consumer_cpu": cons,
             "wait": wait_code(wait or default_wait()),
@@ -118,6 +122,7 @@ def spsc_throughput(
     api: bool = False,
     spread: bool = False,
     refill: int = 0,
+    adjacent: bool = False,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
     checks order.  batch=0: one try_push/try_pop per record (``api``: the
@@ -125,12 +130,13 @@ def spsc_throughput(
     user makes; else the inlined path); batch=n: push_many/pop_many of n.
     ``cpus=(p, c)`` pins producer and consumer to those CPUs (-1: unpinned;
     the same CPU twice puts both on one core) and overrides ``pin``.
-    ``spread``: the padded cursors a 128-byte line pair apart instead of on
-    adjacent lines (ignored when not ``padded``).  ``refill`` (per-record
+    ``spread`` / ``adjacent``: the padded cursors a 128-byte line pair apart
+    / on adjacent lines (at most one; ignored when not ``padded``); neither:
+    the placement :func:`lowlat.spsc.default_layout` names for this CPU.  ``refill`` (per-record
     calls, 0..capacity): a producer that finds the ring full waits until
     that many slots are free before it pushes again (0 or 1: it retries at
     once, refilling each slot as the consumer frees it)."""
-    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api, spread, refill)
+    cfg = _spsc_cfg(capacity, items, padded, cached, pin, wait, batch, cpus, api, spread, refill, adjacent)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
         check_status(lib.ll_bench_spsc_throughput(cfg, out), "SPSC throughput benchmark")

@@ -136,13 +136,16 @@ int main(int argc, char **argv)
     uint64_t errors = 0;
     /* The headline case at full length, every variant at a tenth of it. */
     errors += run(items, 1024, 8, 0, 0);
-    const unsigned layouts[] = {0, 1, 2, 3, LL_SPSC_SPREAD, LL_SPSC_SPREAD | LL_SPSC_NO_CACHE};
+    const unsigned spread = LL_SPSC_SPREAD, adjacent = LL_SPSC_ADJACENT, uncached = LL_SPSC_NO_CACHE;
+    const unsigned layouts[] = {0, 1, 2, 3, spread, spread | uncached, adjacent, adjacent | uncached};
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         errors += run(items / 10, 1024, 8, layouts[i], 0);
         errors += run(items / 10, 64, 24, layouts[i], 7); /* odd batch: exercises the wrap */
     }
     /* Two layouts at once, or a flag that does not exist: no ring. */
-    if (ll_spsc_create(8, 8, LL_SPSC_UNPADDED | LL_SPSC_SPREAD) || ll_spsc_create(8, 8, 8)) {
+    if (ll_spsc_create(8, 8, LL_SPSC_UNPADDED | LL_SPSC_SPREAD) ||
+        ll_spsc_create(8, 8, LL_SPSC_SPREAD | LL_SPSC_ADJACENT) ||
+        ll_spsc_create(8, 8, LL_SPSC_UNPADDED | LL_SPSC_ADJACENT) || ll_spsc_create(8, 8, 16)) {
         fprintf(stderr, "contradictory or unknown flags accepted\n");
         errors++;
     }
