@@ -53,7 +53,6 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
     q->record_size = record_size;
     q->flags = flags;
     q->cached = !(flags & LL_SPSC_NO_CACHE);
-    q->fast = flags == LL_SPSC_ADJACENT ? 1 : flags == LL_SPSC_SPREAD ? 2 : 0;
     if (flags & LL_SPSC_UNPADDED) {
         q->tail = &q->cursors.packed.tail;
         q->head = &q->cursors.packed.head;

@@ -25,9 +25,9 @@
  * - Intel Xeon: cursors on adjacent lines moved from about as many to 5x
  *   more records per second than cursors 128 bytes apart, never clearly
  *   fewer.
- * - AMD EPYC (Zen 4): about as many while a line crossed between the cores
- *   in 25-40 ns, and 128 bytes apart moved 1.7x more (medians over 6
- *   processes) while a crossing took 130-195 ns.
+ * - AMD EPYC (Zen 4): 128 bytes apart moved about 1.1x more while a line
+ *   crossed between the cores in 25-40 ns, and 1.4-1.7x more while a
+ *   crossing took 130-195 ns (medians over 6 processes, 40 rounds each).
  * The usual argument (the adjacent-line prefetcher pulls a line pair
  * together, so keep hot lines 128 bytes apart) predicts neither: each
  * cursor's neighbour is the other cursor, which each side reads anyway.
@@ -70,20 +70,18 @@ struct ll_spsc {
     alignas(LL_FALSE_SHARING_RANGE) unsigned char *slots;
     uint64_t mask; /* capacity - 1 */
     size_t record_size;
-    _Atomic uint64_t *tail; /* into `cursors`, per the layout flag */
+    /* Into `cursors`, per the layout flag.  Every call reaches the cursors
+     * through these.  Reaching the two cached layouts at fixed offsets from
+     * q instead (no pointer to load before the cursor) was measured and
+     * lost on an AMD EPYC VM: one thread's push+pop took 3.9 ns against
+     * 2.2 ns inlined, and two cores moved 0.82x against 1.14x the records
+     * per second of rigtorp's SPSCQueue. */
+    _Atomic uint64_t *tail;
     _Atomic uint64_t *head;
     uint64_t *head_cache;
     uint64_t *tail_cache;
     unsigned flags;
     bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
-    /* 1 for the adjacent layout and 2 for the spread one, each cached and
-     * with no other flag (what a ring created with no flags gets), else 0:
-     * the one-record calls then reach the cursors at fixed offsets from q
-     * instead of through the pointers above, so a call that is not inlined
-     * into a loop (the exported API) pays no load of a pointer before the
-     * load of its cursor; the test of this field does not sit on that
-     * chain and is predicted. */
-    unsigned char fast;
     /* The cursors, in one of three layouts chosen at creation. */
     union {
         struct ll_spsc_padded padded;
@@ -92,63 +90,39 @@ struct ll_spsc {
     } cursors;
 };
 
-/* The cursors of a ring, through the pointers (any layout) or, when `fast`
- * is a constant 1 or 2 at the call site, at the padded or spread layout's
- * fixed offsets. */
-#define LL_SPSC__AT(q, fast, field) \
-    ((fast) == 2 ? &(q)->cursors.spread.field : (fast) ? &(q)->cursors.padded.field : (q)->field)
-#define LL_SPSC__TAIL(q, fast) LL_SPSC__AT(q, fast, tail)
-#define LL_SPSC__HEAD(q, fast) LL_SPSC__AT(q, fast, head)
-#define LL_SPSC__HEAD_CACHE(q, fast) LL_SPSC__AT(q, fast, head_cache)
-#define LL_SPSC__TAIL_CACHE(q, fast) LL_SPSC__AT(q, fast, tail_cache)
-#define LL_SPSC__CACHED(q, fast) ((fast) || (q)->cached)
-
 /* Free slots as the producer sees them.  The cached copy of head is trusted
  * while it shows room for `want` records; only then is the consumer's line
  * read (the point of the cache: most calls touch no shared line at all). */
-static inline __attribute__((always_inline)) uint64_t ll_spsc__free_slots_as(ll_spsc *q, uint64_t tail, uint64_t want,
-                                                                             int fast)
+static inline __attribute__((always_inline)) uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
 {
     uint64_t cap = q->mask + 1;
-    uint64_t *head_cache = LL_SPSC__HEAD_CACHE(q, fast);
-    if (LL_SPSC__CACHED(q, fast)) {
-        uint64_t free_slots = cap - (tail - *head_cache);
+    if (q->cached) {
+        uint64_t free_slots = cap - (tail - *q->head_cache);
         if (free_slots >= want)
             return free_slots;
         /* acquire: pairs with pop's release of head; the consumer has finished
          * reading every slot below head before we overwrite any of them. */
-        *head_cache = atomic_load_explicit(LL_SPSC__HEAD(q, fast), memory_order_acquire);
-        return cap - (tail - *head_cache);
+        *q->head_cache = atomic_load_explicit(q->head, memory_order_acquire);
+        return cap - (tail - *q->head_cache);
     }
     /* acquire: same pairing as above, paid on every call. */
-    return cap - (tail - atomic_load_explicit(LL_SPSC__HEAD(q, fast), memory_order_acquire));
+    return cap - (tail - atomic_load_explicit(q->head, memory_order_acquire));
 }
 
 /* Records ready as the consumer sees them; same caching rule. */
-static inline __attribute__((always_inline)) uint64_t ll_spsc__used_slots_as(ll_spsc *q, uint64_t head, uint64_t want,
-                                                                             int fast)
+static inline __attribute__((always_inline)) uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
 {
-    uint64_t *tail_cache = LL_SPSC__TAIL_CACHE(q, fast);
-    if (LL_SPSC__CACHED(q, fast)) {
-        uint64_t used = *tail_cache - head;
+    if (q->cached) {
+        uint64_t used = *q->tail_cache - head;
         if (used >= want)
             return used;
         /* acquire: pairs with push's release of tail; the slot contents
          * written before that store are visible to our reads below. */
-        *tail_cache = atomic_load_explicit(LL_SPSC__TAIL(q, fast), memory_order_acquire);
-        return *tail_cache - head;
+        *q->tail_cache = atomic_load_explicit(q->tail, memory_order_acquire);
+        return *q->tail_cache - head;
     }
     /* acquire: same pairing as above, paid on every call. */
-    return atomic_load_explicit(LL_SPSC__TAIL(q, fast), memory_order_acquire) - head;
-}
-
-static inline uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
-{
-    return ll_spsc__free_slots_as(q, tail, want, 0);
-}
-static inline uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
-{
-    return ll_spsc__used_slots_as(q, head, want, 0);
+    return atomic_load_explicit(q->tail, memory_order_acquire) - head;
 }
 
 /* Copies n records between the ring, starting at counter `at`, and a flat
@@ -218,43 +192,24 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
  * inlined, the memcpy becomes a few plain moves instead of a call that
  * dispatches on a run-time length: the exported API and the benchmark loops
  * use it for the sizes they know.  The orders are those above. */
-static inline __attribute__((always_inline)) bool ll_spsc__push1_as(ll_spsc *q, const void *rec, size_t size, int fast)
-{
-    _Atomic uint64_t *tailp = LL_SPSC__TAIL(q, fast);
-    uint64_t tail = atomic_load_explicit(tailp, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__free_slots_as(q, tail, 1, fast) == 0)
-        return false;
-    memcpy(q->slots + (size_t)(tail & q->mask) * size, rec, size);
-    atomic_store_explicit(tailp, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
-    return true;
-}
-
-static inline __attribute__((always_inline)) bool ll_spsc__pop1_as(ll_spsc *q, void *out, size_t size, int fast)
-{
-    _Atomic uint64_t *headp = LL_SPSC__HEAD(q, fast);
-    uint64_t head = atomic_load_explicit(headp, memory_order_relaxed); /* own cursor */
-    if (ll_spsc__used_slots_as(q, head, 1, fast) == 0)
-        return false;
-    memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
-    atomic_store_explicit(headp, head + 1, memory_order_release); /* hand the slot back */
-    return true;
-}
-
-/* The layouts' code, chosen by predicted tests of a read-only field (the
- * adjacent layout's first).  Always inlined: a call here would take the record's
- * size as a run-time argument and lose the fixed-size copy. */
 static inline __attribute__((always_inline)) bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {
-    if (q->fast == 1)
-        return ll_spsc__push1_as(q, rec, size, 1);
-    return q->fast == 2 ? ll_spsc__push1_as(q, rec, size, 2) : ll_spsc__push1_as(q, rec, size, 0);
+    uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__free_slots(q, tail, 1) == 0)
+        return false;
+    memcpy(q->slots + (size_t)(tail & q->mask) * size, rec, size);
+    atomic_store_explicit(q->tail, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
+    return true;
 }
 
 static inline __attribute__((always_inline)) bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
-    if (q->fast == 1)
-        return ll_spsc__pop1_as(q, out, size, 1);
-    return q->fast == 2 ? ll_spsc__pop1_as(q, out, size, 2) : ll_spsc__pop1_as(q, out, size, 0);
+    uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
+    if (ll_spsc__used_slots(q, head, 1) == 0)
+        return false;
+    memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
+    atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */
+    return true;
 }
 
 /* The common case, 8-byte records, inlined into the caller: what the core's

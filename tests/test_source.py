@@ -12,7 +12,8 @@ from lowlat.source import CSRC, c_function
     ("filename", "name"),
     [
         ("spsc_inline.h", "ll_spsc_push_many_inline"),  # static inline
-        ("spsc_inline.h", "ll_spsc__free_slots_as"),  # an __attribute__((...)) before the name, two-line signature
+        ("spsc_inline.h", "ll_spsc__free_slots"),  # an __attribute__((...)) before the name
+        ("spsc_inline.h", "ll_spsc__push1"),  # the same, a name that is a prefix of nothing else
         ("hist.c", "ll_hist_merge"),  # an exported function
     ],
 )
