@@ -177,7 +177,7 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
 }
 
 /* LL_SPSC_BROKEN_RELAXED_PUBLISH: a deliberately wrong build for the course
- * (tests/c/spsc_relaxed.c).  The producer publishes tail with a relaxed
+ * (csrc/demos/spsc_relaxed_demo.c).  The producer publishes tail with a relaxed
  * store, so nothing orders its slot write before the consumer's read.  x86
  * keeps stores in order anyway, so it "works" there; the C memory model does
  * not promise it, ARM may reorder it, and ThreadSanitizer reports the race.

@@ -308,7 +308,9 @@ def round_trip_reading(
         )
     c, cmin, cmax = median(c2c), min(c2c), max(c2c)
     unit = f"this run's one-way core-to-core latency ({c:,.0f} ns median, {cmin:,.0f}-{cmax:,.0f} ns over the rounds)"
-    sized = f"{e_mid / c:.2f}x (middle half of the rounds {e_lo / c:.2f}x-{e_hi / c:.2f}x) {unit}"
+    sized = (
+        f"{e_mid:+,.0f} ns, {e_mid / c:.2f} of {unit} (middle half of the rounds {e_lo / c:.2f}-{e_hi / c:.2f} of it)"
+    )
     if e_lo > 0:  # index longer in most rounds
         if e_hi <= cmax:
             return head + (
