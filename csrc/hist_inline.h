@@ -63,7 +63,8 @@ static inline int ll_hist__bucket(const ll_hist *h, uint64_t v)
  * then does one top-bit search, two shifts, an add and a subtract. */
 static inline size_t ll_hist__index(const ll_hist *h, uint64_t v)
 {
-    unsigned r = 63u ^ (unsigned)__builtin_clzll(v | h->sub_bucket_mask); /* never 0: the mask is not */
+    /* v | mask is never 0 (the mask is not), so clzll is defined. */
+    unsigned r = 63u ^ (unsigned)__builtin_clzll(v | h->sub_bucket_mask);
     unsigned m = h->index_shift;
     return ((size_t)r << m) + (size_t)(v >> (r - m)) - h->index_offset;
 }
@@ -86,7 +87,7 @@ static __attribute__((cold, noinline, unused)) void ll_hist__extremes(ll_hist *h
 
 static inline void ll_hist__sum_add(ll_hist *h, ll_hist_sum x)
 {
-    /* Cannot wrap: x < 2^128 - 2^65, so its high word is below 2^64 - 1. */
+    /* Cannot wrap: x <= (2^64 - 1)^2, so its high word is at most 2^64 - 2. */
     uint64_t hi = (uint64_t)(x >> 64) + __builtin_add_overflow(h->sum_lo, (uint64_t)x, &h->sum_lo);
     if (__builtin_expect(hi != 0, 0)) /* once per 2^64 ns recorded, or a huge count */
         ll_hist__carry(h, hi);

@@ -7,7 +7,12 @@
 
 #include "spsc_inline.h"
 
-unsigned ll_spsc_default_layout(void)
+/* The vendor's layout, decided once: CPUID exits to the hypervisor on a VM,
+ * and rings are created per pipeline run.  0 until decided; every thread
+ * that decides finds the same value, so relaxed loads and stores suffice. */
+static _Atomic unsigned g_default_layout;
+
+static unsigned vendor_layout(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a, b, c, d;
@@ -23,6 +28,16 @@ unsigned ll_spsc_default_layout(void)
     }
 #endif
     return LL_SPSC_ADJACENT;
+}
+
+unsigned ll_spsc_default_layout(void)
+{
+    unsigned layout = atomic_load_explicit(&g_default_layout, memory_order_relaxed); /* a cached constant */
+    if (layout == 0) {
+        layout = vendor_layout();
+        atomic_store_explicit(&g_default_layout, layout, memory_order_relaxed); /* the same value from any thread */
+    }
+    return layout;
 }
 
 ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)

@@ -25,17 +25,18 @@ enum ll_spsc_flags {
     LL_SPSC_ADJACENT = 8  /* padded, the cursors on adjacent lines */
 };
 
-/* The padded layout a ring gets without LL_SPSC_SPREAD or LL_SPSC_ADJACENT:
- * LL_SPSC_SPREAD on AMD (and Hygon) x86 cores, LL_SPSC_ADJACENT on every
- * other CPU.  Each is the placement that moved more records per second on
- * that vendor's cores in the course's measurements (spsc_inline.h has the
- * figures); `python -m lowlat bench` measures both on yours
- * (spsc_adjacent_vs_spread). */
+/* The padded layout a ring gets without a layout flag: LL_SPSC_SPREAD on AMD
+ * (and Hygon) x86 cores, LL_SPSC_ADJACENT on every other CPU.  Measured:
+ * spread moved more records per second on AMD, adjacent on Intel
+ * (spsc_inline.h has the figures); other CPUs get adjacent unmeasured.
+ * `python -m lowlat bench` measures both on yours (spsc_adjacent_vs_spread). */
 unsigned ll_spsc_default_layout(void);
 
 /* capacity: a power of two >= 2, the number of records the ring holds
  * (no slot is sacrificed: the cursors are free-running counters).
- * record_size: bytes per record, >= 1.  NULL on bad arguments or no memory. */
+ * record_size: bytes per record, >= 1.  flags: enum ll_spsc_flags, at most one
+ * of UNPADDED / SPREAD / ADJACENT (none: ll_spsc_default_layout()).  NULL on
+ * bad arguments (two layouts, an unknown flag) or no memory. */
 ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags);
 void ll_spsc_destroy(ll_spsc *q);
 

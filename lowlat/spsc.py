@@ -36,9 +36,9 @@ class SpscContractError(LowlatError, RuntimeError):
 def default_layout() -> str:
     """Where a padded ring created without a layout flag puts its cursors on
     this CPU: ``"spread"`` (a 128-byte line pair apart; AMD and Hygon x86
-    cores) or ``"adjacent"`` (adjacent lines; every other CPU), the placement
-    that moved more records per second on that vendor's cores in the course's
-    measurements (``csrc/spsc_inline.h``)."""
+    cores) or ``"adjacent"`` (adjacent lines; every other CPU).  Measured
+    (``csrc/spsc_inline.h``): spread moved more records per second on AMD,
+    adjacent on Intel; other CPUs get adjacent unmeasured."""
     return "spread" if lib.ll_spsc_default_layout() == lib.LL_SPSC_SPREAD else "adjacent"
 
 

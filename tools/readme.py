@@ -43,7 +43,7 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         ("spsc_adjacent_items_per_s", "spsc_spread_items_per_s", "spsc_adjacent_vs_spread"),
         "M/s M/s x",
         "the cursors on adjacent lines / a 128-byte pair apart, and the ratio (the default ring takes the placement "
-        "`ll_spsc_default_layout` names for the CPU: a pair apart on AMD, adjacent elsewhere)",
+        "`ll_spsc_default_layout` names for the CPU: a pair apart on AMD/Hygon, adjacent elsewhere)",
     ),
     (("spsc_cached_vs_uncached",), "x", "each side caching the other's cursor"),
     (("spsc_c_batch_items_per_s",), "M/s", "the same ring, batches of 256 inside C"),

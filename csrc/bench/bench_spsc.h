@@ -14,7 +14,7 @@
 typedef struct {
     size_t capacity;  /* ring capacity (power of two) */
     uint64_t items;   /* records moved (throughput) or round trips (rtt) */
-    unsigned flags;   /* LL_SPSC_UNPADDED, LL_SPSC_NO_CACHE */
+    unsigned flags;   /* ll_spsc_create's (no layout flag: ll_spsc_default_layout()) */
     int producer_cpu; /* -1: not pinned */
     int consumer_cpu;
     int wait;      /* enum ll_wait_policy */

@@ -22,8 +22,9 @@
 /* Distance used to keep two hot variables from sharing a line *or* a pair of
  * lines: Intel and AMD prefetch the adjacent line, so 64 bytes apart can
  * still interfere; 128 cannot (and it is one whole line on Apple's M-series).
- * The SPSC ring's two cursors, on Intel cores, are a measured exception
- * (spsc_inline.h, ll_spsc_default_layout). */
+ * The SPSC ring's two cursors are a measured exception on Intel cores, and
+ * adjacent by default on every CPU but AMD's (spsc_inline.h,
+ * ll_spsc_default_layout). */
 #define LL_FALSE_SHARING_RANGE 128
 
 /* `bytes` of memory starting on, and padded to, a LL_FALSE_SHARING_RANGE

@@ -22,7 +22,10 @@ KEYS: dict[str, tuple[str, str]] = {
         "SPSC, cap 1024, per-item calls (inlined), padded+cached, this CPU's default cursor placement; "
         "a producer finding it full waits for 128 free slots",
     ),
-    "spsc_default_spread": ("", "1 if that default puts the cursors a line pair apart (AMD), 0 if on adjacent lines"),
+    "spsc_default_spread": (
+        "",
+        "1 if that default puts the cursors a line pair apart (AMD/Hygon), 0 if on adjacent lines",
+    ),
     "spsc_unpadded_items_per_s": ("items/s", "the same, cursors in one line"),
     "spsc_uncached_items_per_s": ("items/s", "the same, no cached remote index"),
     "spsc_padded_vs_unpadded": ("x", "padded / unpadded throughput"),

@@ -24,7 +24,7 @@ from lowlat.errors import check_status
 from lowlat.experiments._common import ns, pins
 from lowlat.hist import Histogram
 from lowlat.interleave import interleave, median
-from lowlat.spsc import SpscQueue
+from lowlat.spsc import SpscQueue, _flag
 from lowlat.wait import default_wait, wait_code
 
 # ---- the ring between two C threads -------------------------------------------------
@@ -73,6 +73,7 @@ def _spsc_cfg(
     adjacent: bool = False,
 ):
     capacity = power_of_two(capacity)
+    spread, adjacent = _flag(spread, "spread"), _flag(adjacent, "adjacent")
     if spread and adjacent:
         raise ValueError("spread and adjacent are two placements of the cursors: ask for one at most")
     refill = int_arg(refill, "refill", minimum=0, maximum=capacity)
