@@ -2,4 +2,4 @@
 # that lives here; everything else is in pyproject.toml.
 from setuptools import setup
 
-setup(cffi_modules=["lowlat/_build.py:ffibuilder"])
+setup(cffi_modules=["lowlat/core/_build.py:ffibuilder"])

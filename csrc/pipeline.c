@@ -529,7 +529,7 @@ ll_pipeline *ll_pipeline_start(const ll_pipeline_cfg *cfg, ll_hist *lat_intended
     r->pool = ll_pool_create(sizeof(ll_features), cfg->pool_blocks, LL_POOL_CACHE_ALIGNED);
     r->held = cfg->hold_ns ? calloc(cfg->pool_blocks, sizeof *r->held) : NULL;
     if (intervals) {
-        r->iv[0] = ll_hist_create(1, 3600000000000ull, 3); /* 1 ns to an hour, 3 digits: as lowlat.hist */
+        r->iv[0] = ll_hist_create(1, 3600000000000ull, 3); /* 1 ns to an hour, 3 digits: as lowlat.core.hist */
         r->iv[1] = ll_hist_create(1, 3600000000000ull, 3);
     }
     ll_stamp_init(&r->clk, cfg->clock == LL_CLOCK_TSC);

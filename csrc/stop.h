@@ -6,7 +6,7 @@
  * it returns a status, LL_STOPPED.  The flag stays set until ll_stop_clear,
  * so every long call made meanwhile returns at once.
  *
- * Python sets it from SIGINT (lowlat.interrupt.stoppable): a C handler,
+ * Python sets it from SIGINT (lowlat.core.stop.stoppable): a C handler,
  * attached for the duration of a long call, sets the flag at once (Python's
  * own handler would only run once the call returned) and then calls the
  * handler it replaced.  Declarations only (fed to cffi). */

@@ -61,12 +61,12 @@ def writable_file(path: str, option: str = "--json") -> Path:
 
 def _bench(args: argparse.Namespace) -> int:
     from lowlat.bench import format_table, progress_to_stderr, run_all, write_json
-    from lowlat.interrupt import Interrupted
+    from lowlat.core.stop import Interrupted
     from lowlat.machine import machine_label
 
     if args.json is not None:
         writable_file(args.json)
-    from lowlat.topology import load
+    from lowlat.machine.topology import load
 
     print(f"lowlat bench on {machine_label()}" + (" (quick)" if args.quick else ""), flush=True)
     before = load(0.2)
@@ -91,7 +91,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _care(before: Any, after: Any) -> None:
     """One line naming what about this run can distort its numbers (other
     load before or after it, one usable CPU, a quota), or nothing."""
-    from lowlat.readings import conditions
+    from lowlat.method.readings import conditions
 
     why = conditions(before=before, after=after)
     if why:
@@ -117,7 +117,7 @@ def _soak(args: argparse.Namespace) -> int:
     interval = None if args.interval is None else _positive(args.interval, "--interval")
     if interval is not None and interval > minutes * 60:
         raise UserError(f"--interval {args.interval} s is longer than the soak ({minutes * 60:g} s)")
-    from lowlat.soak import default_json_path, soak
+    from lowlat.experiments.soak import default_json_path, soak
 
     path = writable_file(args.json) if args.json is not None else default_json_path()
     if args.json is None:
@@ -127,19 +127,19 @@ def _soak(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from lowlat.doctor import main
+    from lowlat.machine.doctor import main
 
     return main()
 
 
 def _tour(args: argparse.Namespace) -> int:
     from lowlat.bench import format_table, progress_to_stderr, run_all
-    from lowlat.doctor import diagnose
+    from lowlat.machine.doctor import diagnose
 
     rep = diagnose()
     print(rep.format())
     print("\nA short benchmark (python -m lowlat bench for the full one):", flush=True)
-    from lowlat.topology import load
+    from lowlat.machine.topology import load
 
     before = load(0.2)
     r = run_all(quick=True, progress=progress_to_stderr)
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"python -m lowlat {cmd}".rstrip()
     try:
         return _main(argv)
-    except KeyboardInterrupt as exc:  # lowlat.interrupt.Interrupted says what stopped and how far it got
+    except KeyboardInterrupt as exc:  # lowlat.core.stop.Interrupted says what stopped and how far it got
         what = str(exc) if str(exc).startswith("interrupted") else "interrupted (Ctrl-C)"
         print(f"{prog}: {what}", file=sys.stderr)
         if debug:
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _is_user_error(exc: Exception) -> bool:
-    from lowlat.errors import LowlatError
+    from lowlat.core.errors import LowlatError
 
     return isinstance(exc, (UserError, ValueError, TypeError, OSError, LowlatError))
 

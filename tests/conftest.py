@@ -1,5 +1,5 @@
 """Shared fixtures: where the C sources are, and helpers that build and run a
-C test harness with the course's one toolchain (:mod:`lowlat.toolchain`)."""
+C test harness with the course's one toolchain (:mod:`lowlat.core.toolchain`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lowlat import toolchain
+from lowlat.core import toolchain
 
 ROOT = toolchain.ROOT
 CSRC = toolchain.CSRC
 DEMOS = toolchain.DEMOS
-# The library's sources, as the cffi build compiles them (lowlat/_build.py owns the list).
+# The library's sources, as the cffi build compiles them (lowlat/core/_build.py owns the list).
 CORE_SOURCES = [str(p) for p in toolchain.core_sources()]
 # Every header of the core: public, internal, shared (csrc/common) and the benchmarks'.
 CORE_HEADERS = sorted(str(p) for p in CSRC.rglob("*.h"))
@@ -30,7 +30,7 @@ def cc() -> str:
 
 def build(cc: str, out: Path, sources: list[str], sanitizer: str | None = None, extra: Sequence[str] = ()) -> Path:
     """Compiles ``sources`` plus the core into ``out`` (warnings are errors,
-    ``sanitizer`` as :func:`lowlat.toolchain.opt_flags` takes it, ``extra``
+    ``sanitizer`` as :func:`lowlat.core.toolchain.opt_flags` takes it, ``extra``
     flags such as ``-static``; ``cc`` may be a cross compiler); fails the
     test with the compiler's own messages on error."""
     res = toolchain.compile_c([*sources, *CORE_SOURCES], out, sanitizer=sanitizer, werror=True, cc=cc, extra=extra)
@@ -43,7 +43,7 @@ def run_sanitized(
     binary: Path, args: list[str], sanitizer: str | None, timeout: int, runner: Sequence[str] = ()
 ) -> subprocess.CompletedProcess:
     """Runs ``binary`` in the sanitizer's environment
-    (:func:`lowlat.toolchain.sanitizer_env`: halt on the first report),
+    (:func:`lowlat.core.toolchain.sanitizer_env`: halt on the first report),
     through ``runner`` when given (an emulator: ``qemu-aarch64 ...``)."""
     return subprocess.run(
         [*runner, str(binary), *args],

@@ -27,13 +27,13 @@ PRELUDE = """
 import threading
 import numpy as np
 from lowlat import Histogram, Pool, SpscQueue
-from lowlat import budget, measure
-from lowlat import pipeline as pl
-from lowlat.budget import Budget, reallocate
+from lowlat.experiments import budget, measurement as measure
+from lowlat.experiments import pipeline as pl
+from lowlat.experiments.budget import Budget, reallocate
 from lowlat.experiments.queues import spsc_python_batches
-from lowlat.hist import HOUR_NS
-from lowlat.pool import StaleBlockError
-from lowlat.spsc import SpscContractError
+from lowlat.core.hist import HOUR_NS
+from lowlat.core.pool import StaleBlockError
+from lowlat.core.spsc import SpscContractError
 from lowlat.train import batching, checkpoint, loader, roofline, stragglers
 from lowlat.train.loader import HeavyTailSource, PrefetchLoader
 nan, inf = float("nan"), float("inf")
@@ -416,7 +416,7 @@ CASES = [
         "pipeline-config-str",
         "pl.run('best')",
         "TypeError",
-        "config must be a PipelineConfig \\(or None for best_config\\(\\)\\), got str",
+        "config must be a PipelineConfig \\(or None for the defaults\\), got str",
     ),
     raises("pipeline-best-config-ticks-str", "pl.best_config('x')", "TypeError", "ticks must be an integer, got str"),
     raises("pipeline-seed-config-ticks-zero", "pl.seed_config(0)", "ValueError", "ticks must be >= 1, got 0"),

@@ -1,4 +1,4 @@
-"""numpy's BLAS pool kept out of pinned experiments (lowlat.blas)."""
+"""numpy's BLAS pool kept out of pinned experiments (lowlat.core.blas)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import textwrap
 import threading
 import time
 
-from lowlat.blas import busy_threads, quiet_blas
+from lowlat.core.blas import busy_threads, quiet_blas
 
 
 def test_busy_threads_sees_a_spinning_thread_and_not_a_sleeping_one() -> None:
@@ -63,7 +63,7 @@ def test_pipeline_p99_after_a_matrix_product_is_near_the_capped_one() -> None:
         """
         import statistics, numpy as np
         from threadpoolctl import threadpool_limits
-        from lowlat import pipeline
+        from lowlat.experiments import pipeline
         a = np.random.default_rng(1).random((512, 512))
         after, capped = [], []
         for _ in range(7):

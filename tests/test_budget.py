@@ -1,4 +1,4 @@
-"""lowlat.budget: the end-to-end percentile is the verdict; the stages'
+"""lowlat.experiments.budget: the end-to-end percentile is the verdict; the stages'
 percentiles only locate an overrun, and their sum is labelled as what it is."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lowlat.budget import OVER_BUDGET, RESERVE, Budget, attribute
+from lowlat.experiments.budget import OVER_BUDGET, RESERVE, Budget, attribute
 
 N = 10_000
 

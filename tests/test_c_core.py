@@ -1,6 +1,6 @@
 """The C core on its own: warning-clean under the strictest flags, and its
 stress harnesses clean under ThreadSanitizer and AddressSanitizer/UBSan.
-Everything is built with :func:`lowlat.toolchain.compile_c`."""
+Everything is built with :func:`lowlat.core.toolchain.compile_c`."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_pool_and_hist_under_address_sanitizer(cc: str, tmp_path: Path) -> None:
 def test_relaxed_publish_is_reported_by_thread_sanitizer() -> None:
     """The deliberately broken build (relaxed store of tail) must be caught:
     the proof that the sanitizer run above can see this kind of bug."""
-    from lowlat.demos import relaxed_publish_demo
+    from lowlat.experiments.demos import relaxed_publish_demo
 
     plain = relaxed_publish_demo(sanitize=False, items=100_000)
     assert plain.returncode == 0 and "relaxed publish: 100000 records" in plain.stdout

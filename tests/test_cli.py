@@ -31,7 +31,7 @@ def test_doctor_reports_every_probe() -> None:
 
 
 def test_doctor_adapts_its_advice_to_the_cpu_count() -> None:
-    from lowlat import doctor
+    from lowlat.machine import doctor
 
     rep = doctor.diagnose()
     text = rep.format()
@@ -39,8 +39,7 @@ def test_doctor_adapts_its_advice_to_the_cpu_count() -> None:
 
 
 def test_one_cpu_advice_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lowlat import doctor
-    from lowlat.machine import Machine, machine
+    from lowlat.machine import Machine, doctor, machine
 
     fake = Machine(**{**machine().as_dict(), "cpus": 1, "usable_cpus": 1})
     monkeypatch.setattr(doctor, "machine", lambda: fake)

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from lowlat import affinity, clock
-from lowlat.clock import TSC_KINDS
+from lowlat.core import affinity, clock
+from lowlat.core.clock import TSC_KINDS
 from lowlat.machine import machine, machine_label, perf_counters
 
 
@@ -62,7 +62,7 @@ def test_pinning_probe_never_crashes() -> None:
 
 
 def test_pinning_a_nonexistent_cpu_is_a_return_code() -> None:
-    from lowlat._lib import lib
+    from lowlat.core._lib import lib
 
     assert lib.ll_pin_self(-1) == lib.LL_EINVAL
     assert lib.ll_affinity_probe(100_000) == lib.LL_EINVAL
@@ -92,10 +92,10 @@ def test_pinning_never_leaves_the_affinity_mask() -> None:
     code = f"""
 import os
 os.sched_setaffinity(0, {{{mine}}})
-from lowlat import pipeline as pl
-from lowlat._lib import lib
+from lowlat.experiments import pipeline as pl
+from lowlat.core._lib import lib
 from lowlat.experiments import queues
-from lowlat.affinity import probe_pinning
+from lowlat.core.affinity import probe_pinning
 assert not probe_pinning({other}).works
 for call in (lambda: pl.run(pl.PipelineConfig(ticks=1000, cpus=({other}, {mine}))),
              lambda: queues.spsc_throughput(1024, 1000, cpus=({other}, {mine}))):

@@ -1,4 +1,4 @@
-"""The cold path (lowlat.coldlog, csrc/logring.c, csrc/bench/bench_log.c):
+"""The cold path (lowlat.core.logring, csrc/logring.c, csrc/bench/bench_log.c):
 nothing is lost silently (logged = written + dropped, the file holds exactly
 the lines counted as written, each parses, ids increase), a tiny ring drops
 and counts instead of blocking, arguments are refused before they reach C,
@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_sanitized
-from lowlat import coldlog as cl
-from lowlat import toolchain
-from lowlat.affinity import usable_cpus
+from lowlat.core import logring as cl
+from lowlat.core import toolchain
+from lowlat.core.affinity import usable_cpus
+from lowlat.experiments import async_logging as al
 
 
-def _no_loss(r: cl.LogRun) -> None:
+def _no_loss(r: al.LogRun) -> None:
     assert r.logged == r.written + r.dropped + r.failed, r
     assert r.lines == r.written, r
     assert r.failed == 0, r
@@ -29,7 +30,7 @@ def _no_loss(r: cl.LogRun) -> None:
 
 @pytest.mark.parametrize("mode", ["none", "sync", "async"])
 def test_every_mode_accounts_for_every_event(mode: str) -> None:
-    r = cl.run(mode, events=5_000, rate=0, verify=True)
+    r = al.run(mode, events=5_000, rate=0, verify=True)
     assert r.events == 5_000 and r.hist.count == 5_000
     _no_loss(r)
     assert r.file is not None and r.file.parsed and r.file.increasing, r.file
@@ -43,7 +44,7 @@ def test_every_mode_accounts_for_every_event(mode: str) -> None:
 
 
 def test_async_at_a_fixed_rate_writes_records_intact_and_in_order() -> None:
-    r = cl.run("async", events=10_000, rate=200_000.0, verify=True)
+    r = al.run("async", events=10_000, rate=200_000.0, verify=True)
     _no_loss(r)
     assert r.file is not None and r.file.parsed and r.file.increasing
     assert r.file.lines == r.written
@@ -57,7 +58,7 @@ def test_a_tiny_ring_drops_counts_and_never_blocks() -> None:
     back: most records are dropped, every one counted, and the run ends (a
     hot path that waited for the writer would take ~N ms)."""
     events = 20_000
-    r = cl.run("async", events=events, rate=0, capacity=2, writer_delay_ns=1_000_000, verify=True)
+    r = al.run("async", events=events, rate=0, capacity=2, writer_delay_ns=1_000_000, verify=True)
     _no_loss(r)
     assert r.dropped > 0 and r.logged == events
     assert r.file is not None and r.file.parsed and r.file.increasing
@@ -68,8 +69,8 @@ def test_tiny_ring_run_finishes_in_a_child_process() -> None:
     """No deadlock: the tiny-ring run, in a child process with a timeout
     (generous: a busy machine), reports drops and exits."""
     code = (
-        "from lowlat import coldlog as cl\n"
-        "r = cl.run('async', events=50_000, rate=0, capacity=4, writer_delay_ns=200_000)\n"
+        "from lowlat.experiments import async_logging as al\n"
+        "r = al.run('async', events=50_000, rate=0, capacity=4, writer_delay_ns=200_000)\n"
         "print('OK', r.accounted, r.dropped > 0)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -145,14 +146,14 @@ def test_read_log_finds_a_bad_line(tmp_path: Path) -> None:
 )
 def test_run_refuses_bad_arguments(kwargs: dict, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
-        cl.run("async", **kwargs)
+        al.run("async", **kwargs)
 
 
 def test_bad_mode_and_bad_targets(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="mode"):
-        cl.run("fprintf")
+        al.run("fprintf")
     with pytest.raises(ValueError, match="mode"):
-        cl.compare(1, ("sync", "nope"))
+        al.compare(1, ("sync", "nope"))
     with pytest.raises(ValueError, match="not a file descriptor open for writing"):
         cl.AsyncLog(987_654)
     fd = os.open(tmp_path / "ro.txt", os.O_RDONLY | os.O_CREAT)
@@ -181,11 +182,11 @@ def test_bad_mode_and_bad_targets(tmp_path: Path) -> None:
 @pytest.mark.skipif(len(usable_cpus()) >= 2, reason="the one-CPU refusal needs one usable CPU")
 def test_one_cpu_refuses_a_yielding_writer() -> None:
     with pytest.raises(ValueError, match="one usable CPU"):
-        cl.run("async", events=10, idle_ns=0)
+        al.run("async", events=10, idle_ns=0)
 
 
 def test_bench_keys_quick() -> None:
-    keys = cl.bench_keys(quick=True)
+    keys = al.bench_keys(quick=True)
     assert set(keys) == {"log_sync_p99_ns", "log_async_p99_ns", "log_async_dropped"}
     assert all(isinstance(v, float) for v in keys.values())
     assert keys["log_sync_p99_ns"] > 0 and keys["log_async_p99_ns"] > 0 and keys["log_async_dropped"] >= 0

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lowlat.grading import discover, grade
-from lowlat.grading.core import run_child
+from lowlat.grading.engine import run_child
 from lowlat.grading.objcheck import api_names, api_prefix, read_elf
 from lowlat.grading.pyharness import refuses_reference
 from lowlat.grading.sandbox import Limits
@@ -407,7 +407,7 @@ CHEATS = {
     "a parenthesised multi-line import of the reference": "budget/ref_parenthesised.py",
     "importlib.import_module with a computed name": "budget/ref_import_module.py",
     "loading the reference's file by path": "budget/ref_by_path.py",
-    "import numpy as np, lowlat.hist": "co_correct/ref_numpy_and_hist.py",
+    "import numpy as np, lowlat.core.hist": "co_correct/ref_numpy_and_hist.py",
     '__import__("lowlat.train.loader")': "prefetch/ref_dunder_import.py",
     "getattr tricks on builtins": "prefetch/ref_getattr.py",
 }
@@ -734,23 +734,23 @@ def test_a_broken_spec_names_its_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("source", "refused"),
     [
-        ("import lowlat.budget\n", True),
-        ("import lowlat.budget as b\n", True),
-        ("from lowlat import budget\n", True),
-        ("from lowlat.budget import Budget, reallocate\n", True),
+        ("import lowlat.experiments.budget\n", True),
+        ("import lowlat.experiments.budget as b\n", True),
+        ("from lowlat.experiments import budget\n", True),
+        ("from lowlat.experiments.budget import Budget, reallocate\n", True),
         ("from lowlat import *\n", True),
-        ("import lowlat\nx = lowlat.budget.Budget\n", True),
-        ("import importlib\nb = importlib.import_module('lowlat.budget')\n", True),
-        ("from importlib import import_module\nb = import_module('.budget', 'lowlat')\n", True),
-        ("b = __import__('lowlat.budget')\n", True),
-        ("def f():\n    import lowlat.budget\n", True),
+        ("import lowlat\nx = lowlat.experiments.budget.Budget\n", True),
+        ("import importlib\nb = importlib.import_module('lowlat.experiments.budget')\n", True),
+        ("from importlib import import_module\nb = import_module('.budget', 'lowlat.experiments')\n", True),
+        ("b = __import__('lowlat.experiments.budget')\n", True),
+        ("def f():\n    import lowlat.experiments.budget\n", True),
         ("import numpy as np\nfrom lowlat import Histogram\n", False),
-        ("# from lowlat.budget import Budget\ns = 'import lowlat.budget'\n", False),
+        ("# from lowlat.experiments.budget import Budget\ns = 'import lowlat.experiments.budget'\n", False),
         ("import lowlat_budget\n", False),
     ],
 )
 def test_refuses_reference_sees_every_way_of_importing(source: str, refused: bool, tmp_path: Path) -> None:
     f = tmp_path / "mine.py"
     f.write_text(source)
-    reason = refuses_reference(f, ["lowlat.budget"], "write it yourself")
-    assert (reason == "the file imports lowlat.budget: write it yourself") if refused else reason is None
+    reason = refuses_reference(f, ["lowlat.experiments.budget"], "write it yourself")
+    assert (reason == "the file imports lowlat.experiments.budget: write it yourself") if refused else reason is None

@@ -16,7 +16,7 @@ import pytest
 
 SCRIPT = r"""
 import sys
-from lowlat.grading import core
+from lowlat.grading import engine as core
 pidfile = sys.argv[1]
 # The "learner's program": records its pid, then spins like a livelocked queue.
 prog = f"import os; open({pidfile!r}, 'w').write(str(os.getpid())); exec('while True: pass')"

@@ -9,7 +9,7 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from lowlat import Histogram
-from lowlat.hist import HOUR_NS
+from lowlat.core.hist import HOUR_NS
 
 PERCENTILES = [0, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lowlat import interrupt
-from lowlat._lib import lib
+from lowlat.core import stop as interrupt
+from lowlat.core._lib import lib
 
 ROOT = Path(__file__).resolve().parent.parent
 STOP_WITHIN_S = 1.0
@@ -28,7 +28,7 @@ ONE_CPU = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
 
 CHILD_OUTRO = """
 import sys, threading
-from lowlat.interrupt import Interrupted
+from lowlat.core.stop import Interrupted
 print("ready", flush=True)
 try:
     run()
@@ -101,7 +101,7 @@ def test_ctrl_c_stops_bench_quick_on_one_cpu(step: str) -> None:
 
 
 PIPELINE_CHILD = """
-from lowlat import pipeline as pl
+from lowlat.experiments import pipeline as pl
 CFG = {cfg}
 def run():
     pl.run(pl.best_config(CFG.pop("ticks"), CFG.pop("rate")), **CFG)
@@ -180,7 +180,7 @@ def test_a_stop_is_never_lost_and_never_leaks() -> None:
 def test_sigint_during_a_c_call_in_this_process() -> None:
     """The C handler sets the flag while the main thread is inside C; the
     run returns early and Interrupted carries the partial result."""
-    from lowlat import pipeline as pl
+    from lowlat.experiments import pipeline as pl
 
     timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
     timer.start()

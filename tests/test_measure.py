@@ -1,4 +1,4 @@
-"""lowlat.measure and lowlat.troubleshoot: the coordinated-omission scenario
+"""lowlat.experiments.measurement and lowlat.experiments.troubleshoot: the coordinated-omission scenario
 against its closed form, the decision path's rules, the regression gate's
 verdicts (on synthetic costs: no timing), and the counter tools' fallbacks."""
 
@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from lowlat import measure, troubleshoot
+from lowlat.experiments import measurement as measure
+from lowlat.experiments import troubleshoot
 
 
 def test_omission_scenario_matches_the_readme_example() -> None:
@@ -85,7 +86,7 @@ def test_counter_tools_where_present() -> None:
 
 
 def test_troubleshooting_checklist_answers_every_question() -> None:
-    from lowlat import pipeline as pl
+    from lowlat.experiments import pipeline as pl
 
     usage = troubleshoot.with_usage(lambda: pl.run(pl.best_config(ticks=5_000, rate=100_000)))
     found = troubleshoot.checklist(usage, steal_sample_s=0.05)

@@ -1,4 +1,4 @@
-"""Memory orders (lowlat.orders, csrc/bench/bench_orders.c,
+"""Memory orders (lowlat.experiments.memory_orders, csrc/bench/bench_orders.c,
 csrc/demos/seqlock_demo.c): the loops' arguments checked, the instruction
 each order compiles to, a seq_cst store dearer than a release store on x86
 (measured in the same run), the benchmark loops clean under
@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CSRC, ROOT, run_sanitized
-from lowlat import orders, toolchain
-from lowlat.interleave import median
+from lowlat.core import toolchain
+from lowlat.experiments import memory_orders as orders
+from lowlat.method.interleave import median
 
 X86 = platform.machine().lower() in ("x86_64", "amd64")
 

@@ -81,4 +81,4 @@ def test_sdist_ships_the_c_sources(tmp_path: Path) -> None:
     for src in sources:
         rel = src.relative_to(ROOT).as_posix()
         assert rel in names, f"{rel} missing from the sdist"
-    assert "lowlat/_build.py" in names
+    assert "lowlat/core/_build.py" in names

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, build, run_sanitized
-from lowlat import affinity, topology
-from lowlat._lib import ffi, lib
+from lowlat.core import affinity
+from lowlat.core._lib import ffi, lib
 from lowlat.experiments import payload
+from lowlat.machine import placement, topology
 
 
 @pytest.mark.parametrize("kind", ["struct64", "index"])
@@ -74,13 +75,13 @@ def test_a_cpu_outside_the_mask_is_refused() -> None:
 def test_the_numa_node_of_memory_is_a_node_or_unknown() -> None:
     nodes = topology.numa_nodes(topology.cpus()) or [0]
     arr = np.ones(1 << 16)  # touched: its pages are placed
-    node = affinity.numa_node_of(arr)
+    node = placement.numa_node_of(arr)
     assert node == -1 or node in nodes
     assert int(lib.ll_numa_node_of(ffi.NULL)) == -1
     with pytest.raises(TypeError, match="buffer protocol"):
-        affinity.numa_node_of(12345)
+        placement.numa_node_of(12345)
     with pytest.raises(ValueError, match="empty"):
-        affinity.numa_node_of(bytearray())
+        placement.numa_node_of(bytearray())
 
 
 def test_numa_maps_fallback_reads_a_fake_tree(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""lowlat.pipeline: nothing lost, every option reaches C, bad configs get
+"""lowlat.core.pipeline: nothing lost, every option reaches C, bad configs get
 clear errors, and the results feed the budget API.  No fixed times."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from lowlat import pipeline as pl
-from lowlat.affinity import cpu_count
+from lowlat.core.affinity import cpu_count
+from lowlat.experiments import pipeline as pl
 
 SMALL = dict(ticks=20_000)
 
@@ -54,7 +54,7 @@ def test_every_handoff_and_clock_accounts_for_every_tick(handoff: str, clock: st
 
 
 def test_floor_runs_on_the_same_schedule_and_is_below_the_pipeline_same_run() -> None:
-    from lowlat.interleave import interleave, median
+    from lowlat.method.interleave import interleave, median
 
     cfg = pl.best_config(ticks=20_000)
     f = pl.floor(cfg)
@@ -105,7 +105,7 @@ def test_bounded_samples_and_stage_times() -> None:
     assert list(st) == ["queue", "parse", "features", "risk", "encode"]
     assert all(len(v) == 1000 and np.all(v >= 0) for v in st.values())
     assert np.median(st["features"]) >= 300  # at least the busy work asked for
-    from lowlat.budget import Budget
+    from lowlat.experiments.budget import Budget
 
     rep = Budget(20.0, [("queue", 5.0), ("parse", 2.0), ("features", 3.0), ("risk", 2.0), ("encode", 1.0)]).report(st)
     assert [s.stage for s in rep.stages] == list(st)
@@ -172,10 +172,11 @@ def test_sample_dtype_is_checked_against_the_c_struct() -> None:
 
 
 def test_wait_policies_come_from_the_core() -> None:
-    from lowlat._lib import lib
-    from lowlat.wait import BENCH_WAITS, WAITS
+    from lowlat.core import pipeline as core_pipeline
+    from lowlat.core._lib import lib
+    from lowlat.core.wait import BENCH_WAITS, WAITS
 
-    assert pl.WAITS is WAITS
+    assert core_pipeline.WAITS is WAITS
     assert WAITS == {
         "spin": lib.LL_WAIT_SPIN,
         "yield": lib.LL_WAIT_YIELD,

@@ -164,8 +164,8 @@ TestPoolModel = PoolModel.TestCase
 
 
 def test_status_names_come_from_the_core() -> None:
-    from lowlat._lib import ffi
-    from lowlat.errors import EXPLANATIONS, STATUS_NAMES, CoreError, check_status
+    from lowlat.core._lib import ffi
+    from lowlat.core.errors import EXPLANATIONS, STATUS_NAMES, CoreError, check_status
 
     elements = ffi.typeof("enum ll_status").elements
     assert set(STATUS_NAMES) == set(elements) and set(EXPLANATIONS) <= set(elements.values())
@@ -178,7 +178,7 @@ def test_status_names_come_from_the_core() -> None:
 def test_blocks_become_invalid_on_reset_and_on_free() -> None:
     """A Block kept across reset() used to free another alloc()'s block (two
     alloc()s then returned the same memory); now it is refused."""
-    from lowlat.pool import StaleBlockError
+    from lowlat.core.pool import StaleBlockError
 
     p = Pool(16, 2)
     old = p.alloc()

@@ -21,7 +21,6 @@ can show it, and the ARM64 half of the portability job (``.ci/portability``).
 from __future__ import annotations
 
 import errno
-import importlib
 import json
 import os
 import platform
@@ -33,11 +32,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, build, run_sanitized, warning_failures
-from lowlat import clock, toolchain, topology
-from lowlat._lib import ffi, lib
+from lowlat.core import clock, toolchain
+from lowlat.core._lib import ffi, lib
 from lowlat.experiments import alloc
-
-machine = importlib.import_module("lowlat.machine")  # the package re-exports a function of that name
+from lowlat.machine import model as machine
+from lowlat.machine import topology
 
 X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
@@ -45,7 +44,7 @@ X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
 PROBE = """
 import json
-from lowlat import clock
+from lowlat.core import clock
 from lowlat.experiments import alloc
 ci = clock.clock_info(20_000)
 run = alloc.alloc_run("pool", ops=20_000)

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from lowlat import profile
+from lowlat.method import profiling as profile
 
 # perf script -F comm,pid,tid,ip,sym, trimmed: a main thread, a consumer that
 # yields (its caller lost: no frame pointers), a consumer sample in its own loop,
@@ -159,7 +159,7 @@ def test_pyspy_path_where_installed() -> None:
 
 
 def test_doctor_reports_perf(monkeypatch: pytest.MonkeyPatch) -> None:
-    from lowlat import doctor
+    from lowlat.machine import doctor
 
     rep = doctor.diagnose()
     perf = dict(rep.facts)["perf"]

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from lowlat import readings
 from lowlat.machine import machine
-from lowlat.topology import Load
+from lowlat.machine.topology import Load
+from lowlat.method import readings
 
 
 def test_a_clear_effect_is_read_as_shown() -> None:

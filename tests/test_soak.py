@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from lowlat import pipeline as pl
-from lowlat import soak as sk
 from lowlat.__main__ import main
+from lowlat.experiments import pipeline as pl
+from lowlat.experiments import soak as sk
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = {"t_s", "ticks", "p50_us", "p99_us", "max_us", "rss_mib", "dropped", "dropped_total", "watermark"}

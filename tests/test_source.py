@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lowlat.source import CSRC, c_function
+from lowlat.experiments.source import CSRC, c_function
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from lowlat import SpscQueue
-from lowlat._lib import ffi, lib
+from lowlat.core._lib import ffi, lib
+from lowlat.core.spsc import default_layout
 from lowlat.experiments import queues
 from lowlat.experiments.queues import spsc_throughput
-from lowlat.spsc import default_layout
 
 VARIANTS = [dict(padded=p, cached=c) for p in (True, False) for c in (True, False)]
 
@@ -229,7 +229,7 @@ def test_two_c_threads_every_record_once_in_order(kw: dict) -> None:
 def test_one_producer_and_one_consumer_thread_are_enforced() -> None:
     """Two producers used to lose and duplicate records silently (and len()
     then raised OverflowError); the second thread now gets a clear error."""
-    from lowlat.spsc import SpscContractError
+    from lowlat.core.spsc import SpscContractError
 
     q = SpscQueue(8)
     assert q.try_push(1)  # the main thread is now the producer
@@ -279,7 +279,7 @@ def test_a_dead_sides_thread_hands_over_by_itself() -> None:
 def test_concurrent_producers_never_corrupt_the_ring() -> None:
     """Four threads push at once: one becomes the producer, the others are
     refused; every record that went in comes out once, in order."""
-    from lowlat.spsc import SpscContractError
+    from lowlat.core.spsc import SpscContractError
 
     q = SpscQueue(1 << 16)
     refused: list[int] = []

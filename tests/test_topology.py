@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lowlat import topology
+from lowlat.machine import topology
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -120,10 +120,11 @@ def test_sizes_are_powers_of_two() -> None:
 def test_bench_cpus_stays_inside_the_affinity_mask() -> None:
     import os
 
-    from lowlat import affinity
+    from lowlat.core import affinity
+    from lowlat.machine import placement
 
     mask = sorted(os.sched_getaffinity(0))
-    pair = affinity.bench_cpus()
+    pair = placement.bench_cpus()
     assert pair == (-1, -1) or set(pair) <= set(mask)
     outside = [c for c in range(affinity.cpu_count()) if c not in mask]
     for c in outside:
@@ -136,8 +137,8 @@ def test_one_usable_cpu_is_seen_as_one(tmp_path: Path) -> None:
 
     code = (
         "import os; os.sched_setaffinity(0, {max(os.sched_getaffinity(0))}); "
-        "from lowlat import affinity; from lowlat.machine import machine; "
-        "print(affinity.bench_cpus(), machine().usable_cpus, affinity.probe_pinning(0).works if "
+        "from lowlat.core import affinity; from lowlat.machine import machine, placement; "
+        "print(placement.bench_cpus(), machine().usable_cpus, affinity.probe_pinning(0).works if "
         "max(os.sched_getaffinity(0)) != 0 else False)"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -202,7 +203,7 @@ def test_smt_sibling_c2c_is_nan_without_siblings(tmp_path: Path, monkeypatch: py
 
 
 def test_smt_sibling_c2c_here_is_nan_or_a_latency() -> None:
-    from lowlat import affinity
+    from lowlat.core import affinity
     from lowlat.experiments import queues
 
     here = topology.placement_pairs(affinity.usable_cpus(), topology.cpus())

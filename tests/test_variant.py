@@ -1,4 +1,4 @@
-"""Build variants (lowlat.variant): the core built with other flags into a
+"""Build variants (lowlat.experiments.build_variants): the core built with other flags into a
 cache, loaded beside the installed core with the same declarations, the same
 benchmark run from both; an unavailable variant comes back with a reason."""
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lowlat import toolchain, variant
+from lowlat.core import toolchain
+from lowlat.experiments import build_variants as variant
 
 needs_cc = pytest.mark.skipif(toolchain.c_compiler() is None, reason="needs a C compiler")
 

@@ -1,7 +1,7 @@
 /* ll_wait.h - how a thread waits when its ring is full or empty: the wait
  * policies shared by the benchmark loops (csrc/bench/) and the pipeline
  * (pipeline.c).  Fed to cffi, so Python reads the names and values from here
- * (lowlat.wait); declarations only.  The wait itself is ll_wait_once in
+ * (lowlat.core.wait); declarations only.  The wait itself is ll_wait_once in
  * ll_util.h. */
 #ifndef LL_WAIT_H
 #define LL_WAIT_H

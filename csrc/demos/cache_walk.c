@@ -3,7 +3,7 @@
  * cache line used whole) or by columns (one double per line fetched), for
  * cachegrind's simulated cache to count the misses of each walk.
  * usage: cache_walk [r|c]   (default: by rows)
- * Built and run by lowlat.measure.cachegrind_demo (chapter 04). */
+ * Built and run by lowlat.experiments.measurement.cachegrind_demo (chapter 04). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -12,7 +12,7 @@
  *              after its copy: no data race at all (TSan is silent), yet
  *              torn snapshots whenever the copy overlaps a write.
  * Prints one line: "seqlock MODE: R snapshots, T torn, X retries, W writes".
- * Built and run by lowlat.orders.seqlock_demo (chapter 03b and the tests). */
+ * Built and run by lowlat.experiments.memory_orders.seqlock_demo (chapter 03b and the tests). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>

@@ -5,7 +5,7 @@
  * Built normally it usually delivers every record intact on x86; built with
  * -fsanitize=thread it reports a data race between the producer's slot write
  * and the consumer's slot read.  Built and run by
- * lowlat.demos.relaxed_publish_demo (chapter 03 and the tests). */
+ * lowlat.experiments.demos.relaxed_publish_demo (chapter 03 and the tests). */
 #define _GNU_SOURCE
 #define LL_SPSC_BROKEN_RELAXED_PUBLISH 1
 #include <pthread.h>

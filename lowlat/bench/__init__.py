@@ -4,7 +4,7 @@ of numbers (:data:`KEYS` says each one's unit and meaning), printed as a
 table or written as JSON.
 
 The measurements themselves are :mod:`lowlat.experiments` (plus
-:mod:`lowlat.pipeline` and :mod:`lowlat.train`); this package only runs and
+:mod:`lowlat.core.pipeline` and :mod:`lowlat.train`); this package only runs and
 reports them.
 """
 

@@ -3,15 +3,15 @@ the experiments (:mod:`lowlat.experiments`), the pipeline and the training
 chapter.
 
 Method (the machine is assumed noisy): variants that are compared run
-interleaved (A B A B ..., alternating which goes first; :mod:`lowlat.interleave`)
+interleaved (A B A B ..., alternating which goes first; :mod:`lowlat.method.interleave`)
 inside one run, several times; results are medians and medians of per-round
 ratios, and the core-to-core latency is sampled between queue runs so the
 regime the machine was in is on record.  All times in ns.
 
-Ctrl-C stops the suite within about a second (:mod:`lowlat.interrupt`: the
+Ctrl-C stops the suite within about a second (:mod:`lowlat.core.stop`: the
 C loops poll the core's stop flag, and every measurement is checked before
 the next starts): :func:`run_all` then raises
-:class:`~lowlat.interrupt.Interrupted` whose ``partial`` holds every key of
+:class:`~lowlat.core.stop.Interrupted` whose ``partial`` holds every key of
 the steps that finished.  A step cut short contributes nothing.
 """
 
@@ -22,10 +22,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from lowlat import coldlog, orders, variant
-from lowlat.affinity import bench_cpus, cpu_count, usable_cpus
 from lowlat.bench.keys import KEYS, NEEDS_TWO_CPUS
-from lowlat.clock import clock_info
+from lowlat.core.affinity import cpu_count, usable_cpus
+from lowlat.core.clock import clock_info
+from lowlat.core.spsc import default_layout
+from lowlat.core.stop import Interrupted, check, requested, stoppable
+from lowlat.experiments import async_logging as coldlog
+from lowlat.experiments import build_variants as variant
+from lowlat.experiments import memory_orders as orders
 from lowlat.experiments import payload, queues
 from lowlat.experiments.alloc import compare_alloc, page_faults
 from lowlat.experiments.queues import (
@@ -37,10 +41,8 @@ from lowlat.experiments.queues import (
     spsc_throughput,
 )
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
-from lowlat.interleave import interleave, median, medians, ratios
-from lowlat.interrupt import Interrupted, check, requested, stoppable
-from lowlat.spsc import default_layout
-from lowlat.wait import default_wait
+from lowlat.machine.placement import bench_cpus, default_wait
+from lowlat.method.interleave import interleave, median, medians, ratios
 
 STEPS = 14
 # The SPSC step's refilling producer: after finding the 1,024-slot ring full
@@ -64,7 +66,7 @@ def _checked(fn: Callable[[], T]) -> Callable[[], T]:
 
 def run_all(quick: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, float]:
     """Runs every benchmark; returns the flat dict of :data:`KEYS` (numbers).
-    Ctrl-C raises :class:`~lowlat.interrupt.Interrupted` within about a second;
+    Ctrl-C raises :class:`~lowlat.core.stop.Interrupted` within about a second;
     its ``partial`` is the dict of the keys measured before (finished steps)."""
     say = progress or (lambda s: None)
     r: dict[str, float] = {}
@@ -404,7 +406,7 @@ def _training(quick: bool, reps: int) -> dict[str, float]:
 def _pipeline(quick: bool, wait: str) -> dict[str, float]:
     """Chapter 05's table, its two ends: medians over interleaved runs, with
     the core-to-core floor sampled before each round."""
-    from lowlat import pipeline
+    from lowlat.experiments import pipeline
 
     ticks = 20_000 if quick else 100_000
     c2c: list[float] = []

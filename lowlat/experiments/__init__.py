@@ -1,7 +1,7 @@
 """The course's experiments: each C measurement loop of ``csrc/bench/``
 wrapped as a function that returns a dataclass or a number, one module per
 concept.  Python configures a run, C runs it; variants that are compared run
-interleaved (:mod:`lowlat.interleave`).
+interleaved (:mod:`lowlat.method.interleave`).
 
 - :mod:`lowlat.experiments.alloc` - malloc vs the pool, fragmented heaps, page faults
 - :mod:`lowlat.experiments.queues` - the SPSC ring between C threads, core to core, Python-thread queues

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lowlat import topology
-from lowlat._check import int_arg
-from lowlat._lib import ffi, lib
-from lowlat.errors import check_status
-from lowlat.hist import Histogram
-from lowlat.interleave import interleave, median, ratios
+from lowlat.core._lib import ffi, lib
+from lowlat.core.errors import check_status
+from lowlat.core.hist import Histogram
+from lowlat.core.validate import int_arg
+from lowlat.machine import topology
+from lowlat.method.interleave import interleave, median, ratios
 
 # ---- allocation ----------------------------------------------------------------
 
@@ -115,7 +115,7 @@ def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int =
     """mode "steady": alloc/free pairs of 64 B.  mode "fragmented": a holed
     heap, 1,024 live blocks of 16..4,096 B, random victims.  Each round runs
     malloc then pool (then the next round pool first, to cancel order effects:
-    :func:`lowlat.interleave.interleave`) on the same random sequence."""
+    :func:`lowlat.method.interleave.interleave`) on the same random sequence."""
     shape: dict[str, Any]
     if mode == "steady":
         shape = {"live": 1, "min_size": 64, "max_size": 64}
@@ -183,7 +183,7 @@ def page_faults(pages: int | None = None, *, nbytes: int | None = None) -> PageF
     """Touches fresh memory one page at a time (each touch a minor fault),
     then touches it again (no faults).  Sized in bytes: ``nbytes``, by default
     64 MiB (16,384 pages of 4 KiB, 4,096 of 16 KiB, 1,024 of 64 KiB), rounded
-    up to whole pages of this machine (:func:`lowlat.topology.page_size`).
+    up to whole pages of this machine (:func:`lowlat.machine.topology.page_size`).
     ``pages`` counts pages instead (the older form): pages differ 16x in size
     between machines, so a count that is 64 MiB on x86 is 1 GiB on an ARM64
     kernel with 64 KiB pages; prefer ``nbytes``."""

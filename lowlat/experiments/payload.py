@@ -15,15 +15,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lowlat._check import int_arg, power_of_two
-from lowlat._lib import ffi, lib
-from lowlat.affinity import cpu_count, usable_cpus
-from lowlat.blas import quiet_blas
-from lowlat.errors import check_status
-from lowlat.experiments._common import pins
-from lowlat.hist import Histogram
-from lowlat.interleave import interleave, median
-from lowlat.wait import default_wait, wait_code
+from lowlat.core._lib import ffi, lib
+from lowlat.core.affinity import cpu_count, usable_cpus
+from lowlat.core.blas import quiet_blas
+from lowlat.core.errors import check_status
+from lowlat.core.hist import Histogram
+from lowlat.core.validate import int_arg, power_of_two
+from lowlat.core.wait import wait_code
+from lowlat.experiments.common import pins
+from lowlat.machine.placement import default_wait
+from lowlat.method.interleave import interleave, median
 
 KINDS = {"struct64": 0, "index": 1}  # enum ll_payload_kind
 
@@ -77,7 +78,7 @@ def payload_run(
     (``kind="struct64"``) or of uint32 indices into a pool of 2 x capacity
     messages (``kind="index"``).  ``round_trip``: one message in flight, its
     value sent back on a second ring, every round trip timed into ``rtt``.
-    Pinned as :func:`lowlat.affinity.bench_cpus` says (unpinned with one
+    Pinned as :func:`lowlat.machine.placement.bench_cpus` says (unpinned with one
     usable CPU) unless ``cpus=(producer, consumer)`` (-1: unpinned).
     ``wait`` one of spin, yield, spin_yield (default: spin with a CPU per
     thread, else yield)."""

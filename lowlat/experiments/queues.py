@@ -15,17 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from lowlat import topology
-from lowlat._check import int_arg, power_of_two
-from lowlat._lib import ffi, lib
-from lowlat.affinity import cpu_count, probe_pinning, usable_cpus
-from lowlat.blas import quiet_blas
-from lowlat.errors import check_status
-from lowlat.experiments._common import ns, pins
-from lowlat.hist import Histogram
-from lowlat.interleave import interleave, median
-from lowlat.spsc import SpscQueue, _flag
-from lowlat.wait import default_wait, wait_code
+from lowlat.core._lib import ffi, lib
+from lowlat.core.affinity import cpu_count, probe_pinning, usable_cpus
+from lowlat.core.blas import quiet_blas
+from lowlat.core.errors import check_status
+from lowlat.core.hist import Histogram
+from lowlat.core.spsc import SpscQueue, _flag
+from lowlat.core.validate import int_arg, power_of_two
+from lowlat.core.wait import wait_code
+from lowlat.experiments.common import ns, pins
+from lowlat.machine import topology
+from lowlat.machine.placement import default_wait
+from lowlat.method.interleave import interleave, median
 
 # ---- the ring between two C threads -------------------------------------------------
 
@@ -133,7 +134,7 @@ def spsc_throughput(
     the same CPU twice puts both on one core) and overrides ``pin``.
     ``spread`` / ``adjacent``: the padded cursors a 128-byte line pair apart
     / on adjacent lines (at most one; ignored when not ``padded``); neither:
-    the placement :func:`lowlat.spsc.default_layout` names for this CPU.  ``refill`` (per-record
+    the placement :func:`lowlat.core.spsc.default_layout` names for this CPU.  ``refill`` (per-record
     calls, 0..capacity): a producer that finds the ring full waits until
     that many slots are free before it pushes again (0 or 1: it retries at
     once, refilling each slot as the consumer frees it)."""
@@ -217,7 +218,7 @@ def c2c_between(cpu_a: int, cpu_b: int, round_trips: int = 20_000, *, wait: str 
 def placement_c2c(rounds: int = 5, round_trips: int = 20_000) -> dict[str, tuple[tuple[int, int], list[float]]]:
     """For each kind of CPU pair this process may use (SMT siblings, two
     cores sharing one last-level cache, two LLC groups, two NUMA nodes: see
-    :func:`lowlat.topology.placement_pairs`), the pair measured and its
+    :func:`lowlat.machine.topology.placement_pairs`), the pair measured and its
     one-way core-to-core latency per round (ns), the kinds interleaved over
     ``rounds`` rounds.  Empty with fewer than two usable CPUs or no topology."""
     rounds = int_arg(rounds, "rounds", minimum=1)

@@ -1,16 +1,16 @@
 """The hidden taxes of chapter 01, each measured by a C loop
 (``csrc/bench/bench_taxes.c``): a mutex, a system call, a dependent load from
 L1 to DRAM, one histogram record.  The clock reads are
-:func:`lowlat.clock.clock_info`; the page fault is
+:func:`lowlat.core.clock.clock_info`; the page fault is
 :func:`lowlat.experiments.alloc.page_faults`.  All times in ns."""
 
 from __future__ import annotations
 
-from lowlat._check import int_arg
-from lowlat._lib import lib
-from lowlat.blas import quiet_blas
-from lowlat.experiments._common import ns, pins
-from lowlat.hist import Histogram
+from lowlat.core._lib import lib
+from lowlat.core.blas import quiet_blas
+from lowlat.core.hist import Histogram
+from lowlat.core.validate import int_arg
+from lowlat.experiments.common import ns, pins
 
 
 def mutex_ns(iterations: int = 1_000_000, *, contended: bool = False, pin: bool = True) -> float:

@@ -8,7 +8,7 @@ and returns a :class:`Report`: one line per check (``PASS: ...`` /
 C files are compiled to an object, inspected and refused when they could
 write the verdict themselves (:mod:`lowlat.grading.objcheck`), then linked
 with the checks, which report on a pipe with a per-run nonce
-(:mod:`lowlat.grading.core`).  Python checks run here, calling the learner's
+(:mod:`lowlat.grading.engine`).  Python checks run here, calling the learner's
 module in a child over a pipe (:mod:`lowlat.grading.pyharness`).  Every
 child runs under limits in a fresh directory (:mod:`lowlat.grading.sandbox`).
 Timings are gathered separately and are never part of the verdict.
@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lowlat.grading.core import CheckResult, GradeFailed, Report, exercise, grade, report_timing
+from lowlat.grading.engine import CheckResult, GradeFailed, Report, exercise, grade, report_timing
 from lowlat.grading.sandbox import Limits
 from lowlat.grading.spec import Check, Exercise, SpecError, discover
 

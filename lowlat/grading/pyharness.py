@@ -1,5 +1,5 @@
 """Python exercises: the checks and the references run in the grader's
-process; the learner's module runs in a child (``_host.py``) and is called
+process; the learner's module runs in a child (``host.py``) and is called
 over a pipe.
 
 An exercise's ``checks.py`` (in its folder) defines
@@ -26,7 +26,7 @@ An exercise's ``checks.py`` (in its folder) defines
   the ``timing`` check may return a dict of numbers (reported, never graded).
 - ``FORBIDDEN``, the modules the learner may not import (each with its
   submodules), and ``ADVICE``, what to do instead.  The child refuses them at
-  run time, however the import is spelled (:mod:`lowlat.grading._host`), and
+  run time, however the import is spelled (:mod:`lowlat.grading.host`), and
   :func:`refuses_reference` refuses them early, from the source.
 - ``PRELOAD`` (optional): trusted modules the timing imports in the child
   before the learner's module (``module.trusted("lowlat.train.loader",
@@ -63,10 +63,10 @@ from lowlat.grading import sandbox
 from lowlat.grading.sandbox import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
-    from lowlat.grading.core import ChildOutcome, Report
+    from lowlat.grading.engine import ChildOutcome, Report
     from lowlat.grading.spec import Check, Exercise
 
-HOST = Path(__file__).resolve().parent / "_host.py"
+HOST = Path(__file__).resolve().parent / "host.py"
 MAX_REPLY = 256 << 20  # bytes: the largest result the grader's process accepts from a child
 CheckFn = Callable[[Any, str], Any]
 
@@ -673,7 +673,7 @@ def runner(ex: Exercise, path: Path, workdir: Path, report: Report, limits: Limi
     """The grader's runner for a Python exercise: loads the checks here (once,
     before any learner code runs), copies the learner's file, and returns a
     function running one check in a fresh child."""
-    from lowlat.grading.core import ChildOutcome
+    from lowlat.grading.engine import ChildOutcome
 
     checks = load(ex.checks_path, f"lowlat_checks_{ex.folder.name}")
     src = workdir / "src"

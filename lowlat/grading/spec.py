@@ -42,7 +42,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
-from lowlat import toolchain
+from lowlat.core import toolchain
 
 SPEC = "exercise.toml"
 KINDS = ("c", "python")

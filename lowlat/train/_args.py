@@ -1,7 +1,7 @@
 """Argument checks shared by the training chapter's modules: numbers that
 must be real and finite (a NaN or an inf would flow through the arithmetic
 and come out as a confident-looking nonsense answer), with messages that
-say what was wrong and what is allowed.  Integers: :func:`lowlat._check.int_arg`."""
+say what was wrong and what is allowed.  Integers: :func:`lowlat.core.validate.int_arg`."""
 
 from __future__ import annotations
 

@@ -12,16 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lowlat._check import int_arg
-from lowlat._lib import lib
-from lowlat.hist import Histogram
-from lowlat.interleave import interleave, medians, timed
-from lowlat.interrupt import check
+from lowlat.core._lib import lib
+from lowlat.core.hist import Histogram
+from lowlat.core.stop import check
+from lowlat.core.validate import int_arg
+from lowlat.method.interleave import interleave, medians, timed
 
 
 def _stoppable(variants: dict[str, Callable[[], float]]) -> dict[str, Callable[[], float]]:
     """Each timed variant preceded by a stop check (outside its timing), so
-    Ctrl-C inside lowlat.interrupt.stoppable ends a comparison between runs."""
+    Ctrl-C inside lowlat.core.stop.stoppable ends a comparison between runs."""
 
     def checked(fn: Callable[[], float]) -> Callable[[], float]:
         def run() -> float:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lowlat._check import int_arg
+from lowlat.core.validate import int_arg
 from lowlat.train._args import real_arg
 
 # The most checkpoint segments one simulated job may have (work / interval).

@@ -21,8 +21,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from lowlat._check import int_arg
-from lowlat.interrupt import check
+from lowlat.core.stop import check
+from lowlat.core.validate import int_arg
 from lowlat.train._args import probability_arg, real_arg
 
 T = TypeVar("T")
@@ -337,8 +337,8 @@ def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loade
     """Runs one epoch: ``for batch in loader: step(batch)``, with the wait
     for each batch timed apart from the step.  ``loader_cls(source, depth)``
     defaults to :class:`PrefetchLoader` (the exercise passes its own).
-    Inside :func:`lowlat.interrupt.stoppable`, Ctrl-C ends the epoch after
-    the step in progress (:class:`lowlat.interrupt.Interrupted`)."""
+    Inside :func:`lowlat.core.stop.stoppable`, Ctrl-C ends the epoch after
+    the step in progress (:class:`lowlat.core.stop.Interrupted`)."""
     if not callable(step):
         raise TypeError(
             f"step must be callable (a SimulatedStep, or a function of one batch), got {type(step).__name__}"

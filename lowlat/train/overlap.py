@@ -46,9 +46,9 @@ from functools import partial
 
 import numpy as np
 
-from lowlat._check import int_arg
-from lowlat.blas import quiet_blas
-from lowlat.interleave import interleave
+from lowlat.core.blas import quiet_blas
+from lowlat.core.validate import int_arg
+from lowlat.method.interleave import interleave
 from lowlat.train._args import probability_arg, real_arg
 
 MODES = ("sleep", "copy")

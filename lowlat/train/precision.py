@@ -10,7 +10,7 @@ a BLAS matmul uses.  The price is precision: float32 keeps 24 significant
 bits against float64's 53.
 
 Three kernels run in both dtypes, interleaved round by round (one BLAS
-thread, :func:`lowlat.blas.quiet_blas`): a ``peak_n`` square matmul (the
+thread, :func:`lowlat.core.blas.quiet_blas`): a ``peak_n`` square matmul (the
 compute roof), a copy (the bandwidth roof: bytes read + written per second)
 and a vector add ``c = a + b`` (the bandwidth-bound kernel placed under
 it), the streams on arrays larger than the last-level cache.  Times in s,
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from lowlat._check import int_arg
-from lowlat.blas import quiet_blas
-from lowlat.interleave import interleave, median, ratios, timed
+from lowlat.core.blas import quiet_blas
+from lowlat.core.validate import int_arg
+from lowlat.method.interleave import interleave, median, ratios, timed
 from lowlat.train.roofline import PEAK_N, Kernel, Roofline, llc_bytes
 
 DTYPES = ("float32", "float64")
@@ -179,7 +179,7 @@ class PrecisionRun:
         return [half * s for s in self.speedups("copy")]
 
     def ms(self, kernel: str, dtype: Any) -> list[float]:
-        """Per-round times in ms (for :func:`lowlat.readings.compare`)."""
+        """Per-round times in ms (for :func:`lowlat.method.readings.compare`)."""
         return [t * 1e3 for t in self.seconds[kernel][_dtype(dtype).name]]
 
 

@@ -5,7 +5,7 @@ an arithmetic intensity I = F / B (FLOP/byte); it cannot run faster than
 
 Both roofs are measured apart from the kernels placed under them, on one
 core (BLAS capped to one thread while measuring, by
-:func:`lowlat.blas.quiet_blas`, as in the rest of the course): the compute roof by a large matmul (1,024 by
+:func:`lowlat.core.blas.quiet_blas`, as in the rest of the course): the compute roof by a large matmul (1,024 by
 default), the bandwidth roof by the best of three streaming kernels (copy,
 add, sum) on arrays several times the last-level cache, bytes counted as the
 program reads and writes them.  A kernel is bandwidth- or compute-bound by its
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from lowlat._check import int_arg
-from lowlat.blas import quiet_blas
-from lowlat.interleave import interleave, medians, timed
+from lowlat.core.blas import quiet_blas
+from lowlat.core.validate import int_arg
+from lowlat.method.interleave import interleave, medians, timed
 
 F8 = 8  # bytes per float64
 PEAK_N = 1024  # the compute roof's matmul: larger than the kernels' default sizes

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lowlat._check import int_arg
+from lowlat.core.validate import int_arg
 from lowlat.train._args import probability_arg, real_arg
 
 # The most worker-step draws one simulation makes (a steps x workers array).

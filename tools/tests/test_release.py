@@ -43,7 +43,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "no solutions/" in res.stdout
     # What `pip install -e .` does in the release, without touching this
     # environment's own install of lowlat: build the core in place.
-    build = _run([sys.executable, "lowlat/_build.py"], dest, timeout=600)
+    build = _run([sys.executable, "lowlat/core/_build.py"], dest, timeout=600)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     return dest
 

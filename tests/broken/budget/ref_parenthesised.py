@@ -1,4 +1,4 @@
-# BROKEN: a parenthesised multi-line import of the reference. EXPECT no_reference: the file imports lowlat.budget
+# BROKEN: a parenthesised multi-line import of the reference. EXPECT no_reference: the file imports lowlat.experiments.budget
 # ruff: noqa: I001
 """Takes reallocate from the reference, through a parenthesised multi-line import."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowlat.budget import (
+from lowlat.experiments.budget import (
     Budget,  # noqa: F401
     reallocate as _reference_reallocate,
 )

@@ -1,10 +1,10 @@
-# BROKEN: import numpy as np, lowlat.hist (the reference). EXPECT no_reference: the file imports lowlat
+# BROKEN: import numpy as np, lowlat.core.hist (the reference). EXPECT no_reference: the file imports lowlat
 # ruff: noqa: E401, F401, I001
-"""A correct correction that also imports the reference (lowlat.hist)."""
+"""A correct correction that also imports the reference (lowlat.core.hist)."""
 
 from __future__ import annotations
 
-import numpy as np, lowlat.hist
+import numpy as np, lowlat.core.hist
 
 
 def corrected(samples_ns: np.ndarray, interval_ns: int) -> np.ndarray:

@@ -1,0 +1,181 @@
+"""Readings: the sentence a learner reads after an experiment, computed from
+that run's numbers, never written in advance.
+
+A chapter's prose explains the mechanism and *predicts*; the outcome is
+printed by :func:`compare` (two contenders measured interleaved, their
+per-round ratio and its spread, and a verdict that says plainly when this
+run did not show the expected effect and the likely reasons) or by
+:func:`check_guess` (the learner's own prediction against the result).
+:func:`conditions` names what on this machine, during this run, can hide
+or inflate an effect: one usable CPU, a CPU quota, SMT siblings, other
+load, a hypervisor's steal, a core-to-core regime change.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lowlat.machine import Machine, machine
+from lowlat.machine.topology import Load
+from lowlat.method.interleave import median, ratios
+
+
+def _fmt(x: float, unit: str) -> str:
+    if math.isnan(x):
+        return "n/a"
+    if unit in ("ns", "us", "ms") or abs(x) >= 100:
+        return f"{x:,.0f} {unit}".rstrip()
+    return f"{x:.3g} {unit}".rstrip()
+
+
+def _x(r: float) -> str:
+    """A ratio: two decimals, thousands separated (2,503.75x)."""
+    return f"{r:,.2f}x"
+
+
+def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    q = statistics.quantiles(xs, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def conditions(
+    m: Machine | None = None,
+    *,
+    before: Load | None = None,
+    after: Load | None = None,
+    c2c_ns: Sequence[float] = (),
+    two_threads: bool = True,
+) -> list[str]:
+    """What about this machine and this run can hide or distort a
+    two-thread or timing effect; empty when nothing is known to."""
+    m = m or machine()
+    out = []
+    if two_threads and m.usable_cpus < 2:
+        out.append("only one usable CPU: both threads took turns on it")
+    if two_threads and math.isfinite(m.quota_cpus) and m.quota_cpus < 2:
+        out.append(f"a CPU quota of {m.quota_cpus:g} CPU throttled the threads")
+    for when, load in (("before", before), ("during", after)):
+        if load is not None and load.busy(m.usable_cpus):
+            out.append(f"other work was running {when} the run ({load.describe()})")
+    good = [c for c in c2c_ns if math.isfinite(c) and c > 0]
+    if len(good) >= 2 and max(good) > 3 * min(good):
+        out.append(
+            f"the core-to-core latency changed regime during the run ({min(good):.0f}-{max(good):.0f} ns): "
+            "the host moved the vCPUs"
+        )
+    return out  # a VM alone is no reason: its pauses land in maxima, which medians ignore
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a comparison showed: ``ratio`` is how many times better
+    ``better`` was (median of per-round ratios), ``low``/``high`` the middle
+    half of the rounds, ``shown`` whether the expected effect appeared."""
+
+    text: str
+    ratio: float
+    low: float
+    high: float
+    shown: bool
+    reasons: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def compare(
+    what: str,
+    expected_better: tuple[str, Sequence[float]],
+    other: tuple[str, Sequence[float]],
+    *,
+    unit: str = "ns",
+    lower_is_better: bool = True,
+    threshold: float = 1.15,
+    reasons: Sequence[str] = (),
+) -> Reading:
+    """Reads two interleaved series (one value per round, same rounds):
+    ``expected_better`` is the contender the chapter predicts to win.  The
+    effect counts as shown when its median per-round ratio exceeds
+    ``threshold`` AND the lower quartile of the ratios is above 1 (it won in
+    most rounds) AND the two series' medians point the same way.  ``reasons``: conditions of this run (see
+    :func:`conditions`) to name when the effect did not show."""
+    (name_a, a), (name_b, b) = expected_better, other
+    if len(a) != len(b) or not a:
+        raise ValueError(f"{what}: the series must be non-empty and of equal length, got {len(a)} and {len(b)}")
+    if any(not (math.isfinite(x) and x > 0) for x in [*a, *b]):
+        raise ValueError(f"{what}: every value must be a positive finite number")
+    # how many times better the predicted winner was, round by round
+    per_round = ratios(list(b), list(a)) if lower_is_better else ratios(list(a), list(b))
+    ratio = median(per_round)
+    lo, hi = _quartiles(per_round)
+    med_a, med_b = median(a), median(b)
+    word = "faster" if unit not in ("", "x") else "better"
+    measured = (
+        f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians of {len(a)} interleaved rounds)"
+    )
+    # The medians of the two series must point the same way as the per-round
+    # ratios: when they do not, a few rounds in another regime decided one of
+    # them, and neither says which contender was faster.
+    agree = med_a < med_b if lower_is_better else med_a > med_b
+    shown = ratio > threshold and lo > 1.0 and agree
+    if shown:
+        verdict = (
+            f"{name_a} was {_x(ratio)} {word} (middle half of the rounds {_x(lo)}-{_x(hi)}): the predicted effect."
+        )
+    elif ratio > threshold and lo > 1.0:
+        verdict = (
+            f"{name_a} was {_x(ratio)} {word} in most rounds (middle half {_x(lo)}-{_x(hi)}), but the medians "
+            "of the two series point the other way: not a clear effect in this run"
+        )
+    elif ratio > threshold:
+        verdict = (
+            f"{name_a} was {_x(ratio)} {word} in the median round, but the rounds disagree (middle half "
+            f"{_x(lo)}-{_x(hi)}: in some it lost): not a clear effect in this run"
+        )
+    elif ratio >= 1 / threshold:
+        verdict = (
+            f"no clear difference in this run ({_x(ratio)}, middle half {_x(lo)}-{_x(hi)}): the predicted effect "
+            "did not show"
+        )
+    elif hi < 1.0:
+        verdict = (
+            f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the prediction"
+        )
+    else:
+        verdict = (
+            f"{name_b} was {_x(1 / ratio)} {word} in the median round, but the rounds disagree (middle half "
+            f"{_x(1 / hi)}-{_x(1 / lo)}: in some it lost): not a clear effect in this run"
+        )
+    if not shown:
+        why = list(reasons)
+        verdict += (
+            "; likely because " + "; ".join(why) + "."
+            if why
+            else ". Nothing unusual was detected about this run: run it again, and if it repeats, this machine "
+            "does not show the effect at this size."
+        )
+    return Reading(f"{measured}\n  -> {verdict}", ratio, lo, hi, shown, list(reasons))
+
+
+def check_guess(guess: float | None, measured: float, what: str, unit: str = "") -> str:
+    """The learner's prediction (``my_guess = ...`` before the experiment)
+    against the measured value: within 2x is "close"."""
+    shown = _fmt(measured, unit)
+    if guess is None:
+        return f"{what}: measured {shown} (you left your guess empty: write one before the next experiment)"
+    if not (isinstance(guess, (int, float)) and math.isfinite(guess) and guess > 0):
+        return f"{what}: measured {shown}; your guess {guess!r} is not a positive number"
+    factor = measured / guess
+    if 0.5 <= factor <= 2:
+        return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: close (within 2x)"
+    direction = "higher" if factor > 1 else "lower"
+    times = factor if factor > 1 else 1 / factor
+    return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: the result is {times:,.1f}x {direction}"
+
+
+__all__ = ["Reading", "check_guess", "compare", "conditions"]
