@@ -1,5 +1,5 @@
 """Checks of the budget exercise.  They run in the grader's process with the
-reference, :mod:`lowlat.budget` (see ``lowlat.grading.pyharness``); the
+reference, :mod:`lowlat.experiments.budget` (see ``lowlat.grading.pyharness``); the
 learner's module runs in a child and gets copies of the arguments, so it
 cannot disturb the cases or the reference.  The cases are generated here,
 seeded."""
@@ -10,10 +10,10 @@ import math
 
 import numpy as np
 
-from lowlat import budget as ref
+from lowlat.experiments import budget as ref
 from lowlat.grading.pyharness import Learner, LearnerRaised, no_reference, type_name
 
-FORBIDDEN = ["lowlat.budget"]
+FORBIDDEN = ["lowlat.experiments.budget"]
 ADVICE = "write the logic yourself (the grader compares against it)"
 STAGES = ["nic", "parse", "features", "inference", "risk", "encode"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from lowlat.core.hist import HOUR_NS, Histogram
 from lowlat.grading.pyharness import Learner, LearnerRaised, LearnerStopped, no_reference
-from lowlat.hist import HOUR_NS, Histogram
 
 PS = (0, 25, 50, 90, 99, 99.9, 99.99, 100)
 FORBIDDEN = ["lowlat", "hdrh"]
