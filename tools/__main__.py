@@ -82,9 +82,10 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from tools.classroom import release
+    from tools import release
 
-    files = release(args.dest, ref=args.ref)
+    release.require_instructor_extra()  # before anything: the extra to install, not a ModuleNotFoundError
+    files = release.release(args.dest, ref=args.ref)
     print(f"wrote a student release ({len(files)} files from {args.ref}, no solutions/) to {args.dest}")
     return 0
 
@@ -92,12 +93,16 @@ def _release(args: argparse.Namespace) -> int:
 def _grade_class(args: argparse.Namespace) -> int:
     from tools.classroom import class_report, grade_class
 
-    reports = grade_class(args.submissions, args.report, only=args.exercise or None, log=sys.stdout)
-    print(f"wrote {len(reports)} reports to {args.report}")
-    paths: list[str | Path] = [*reports]
-    if paths:
+    done = grade_class(args.submissions, args.report, only=args.exercise or None, log=sys.stdout)
+    print(f"wrote {len(done.reports)} reports to {args.report}")
+    paths: list[str | Path] = [*done.reports]
+    try:
         print(class_report(paths).table())
-    return 0
+    except ValueError:
+        print("no student handed in a file of the exercises graded: the table is empty")
+    for why in done.not_graded:
+        print(f"python -m tools grade-class: {why}", file=sys.stderr)
+    return 1 if done.not_graded else 0
 
 
 def _class_report(args: argparse.Namespace) -> int:

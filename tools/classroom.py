@@ -1,16 +1,13 @@
-"""For instructors: a student release of the course, and a class report
-from graded submissions.
+"""For instructors: grading a class, and a class report from graded
+submissions (the student release is :mod:`tools.release`).
 
-``python -m tools release DIR`` writes the course as committed (never the
-working copy) without ``solutions/``, ``tools/``, CI and the grader's broken
-implementations (``tests/broken/``) into DIR, with the
-README's authors-only parts removed; it refuses while ``exercises/`` is
-out of date with ``solutions/`` or holds a solution marker, or while a
-notebook holds an error or a machine path.
 ``python -m tools grade-class SUBMISSIONS --report DIR`` grades each
 student's files (one folder per student) in a fresh exercise tree generated
 from ``solutions/``, never trusting what else the folder holds (notebooks,
-checks, headers), and writes one JUnit XML report per student into DIR.
+checks, headers, links: see :mod:`tools.submissions`), and writes one JUnit
+XML report per student into DIR.  A file that cannot be graded fails that
+student's exercise with the reason in their report; every other student is
+still graded.
 ``python -m tools class-report REPORT.xml ...`` turns one JUnit XML report
 per student (from grade-class, or ``pytest --nbval exercises/
 --junitxml=reports/NAME.xml``) into a table of students x exercises.
@@ -18,10 +15,9 @@ per student (from grade-class, or ``pytest --nbval exercises/
 
 from __future__ import annotations
 
-import io
+import os
+import re
 import shutil
-import subprocess
-import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -29,128 +25,52 @@ from pathlib import Path
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
-from lowlat.grading import Report
-from tools import authoring, notebooks
+from lowlat.core import toolchain
+from lowlat.grading import CheckResult, Exercise, Report
+from tools import authoring
+from tools.release import AUTHOR_BEGIN, AUTHOR_END, excluded, release, student_readme
+from tools.submissions import (
+    Refused,
+    decode_source,
+    include_problem,
+    name_problem,
+    own_compiler_lines,
+    read_submission,
+    shown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-# Left out of a student release: the answers, and what only authors run.
-EXCLUDED_TOP = {"solutions", "tools", ".ci", ".git", ".pre-commit-config.yaml", "CONTRIBUTING.md"}
-# ... and these folders: the grader's broken implementations are answers but for one defect.
-EXCLUDED_DIRS = ("tests/broken",)
-
-
-def excluded(rel: Path) -> bool:
-    """``rel`` (a path in the repository) is left out of a student release."""
-    return rel.parts[0] in EXCLUDED_TOP or any(rel.as_posix().startswith(d + "/") for d in EXCLUDED_DIRS)
-
-
-# The README's parts for authors and instructors are fenced by these lines;
-# the student release's README is the same file without them.
-AUTHOR_BEGIN, AUTHOR_END = "<!-- authors-only -->", "<!-- /authors-only -->"
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN STUB", "END STUB")
-
-
-def _committed_tree(root: Path, ref: str, into: Path) -> None:
-    """Extracts commit ``ref`` of the repository at ``root`` into ``into``."""
-    try:
-        res = subprocess.run(["git", "archive", "--format=tar", ref], cwd=root, capture_output=True, timeout=300)
-    except OSError as exc:
-        raise ValueError(f"git is needed to build a release from a commit ({exc})") from exc
-    if res.returncode != 0:
-        raise ValueError(f"cannot read commit {ref!r} of {root}: {res.stderr.decode().strip()}")
-    with tarfile.open(fileobj=io.BytesIO(res.stdout)) as tar:
-        tar.extractall(into, filter="data") if hasattr(tarfile, "data_filter") else tar.extractall(into)
-
-
-def release_problems(tree: Path) -> list[str]:
-    """Why the tree at ``tree`` must not be handed out (empty when fine)."""
-    found = [f"{p} (run `python -m tools exercises` and commit)" for p in authoring.check(tree)]
-    for p in sorted((tree / "exercises").rglob("*")):
-        if p.is_file() and p.suffix in authoring.SOURCE_SUFFIXES:
-            text = p.read_text(errors="replace")
-            found += [f"{p.relative_to(tree)} contains a solution marker ({m})" for m in MARKERS if m in text]
-    for nb in sorted(list((tree / "chapters").rglob("*.ipynb")) + list((tree / "exercises").rglob("*.ipynb"))):
-        found += [f"{nb.relative_to(tree)}: {p}" for p in notebooks.problems(nb) if "not normalised" not in p]
-    try:
-        student_readme((tree / "README.md").read_text())
-    except ValueError as exc:
-        found.append(f"README.md: {exc}")
-    return found
-
-
-def student_readme(text: str) -> str:
-    """The README without its authors-only parts (see AUTHOR_BEGIN)."""
-    out, skipping = [], False
-    for n, line in enumerate(text.splitlines(keepends=True), 1):
-        mark = line.strip()
-        if mark == AUTHOR_BEGIN:
-            if skipping:
-                raise ValueError(f"line {n}: {AUTHOR_BEGIN} inside another authors-only part")
-            skipping = True
-        elif mark == AUTHOR_END:
-            if not skipping:
-                raise ValueError(f"line {n}: {AUTHOR_END} without {AUTHOR_BEGIN}")
-            skipping = False
-        elif not skipping:
-            out.append(line)
-    if skipping:
-        raise ValueError(f"{AUTHOR_BEGIN} is never closed")
-    return "".join(out)
-
-
-def release(dest: str | Path, root: Path = ROOT, ref: str = "HEAD") -> list[Path]:
-    """Writes a student release of commit ``ref`` into ``dest`` (which must
-    not exist yet); returns the files written.  Raises ValueError with every
-    reason when the commit must not be released."""
-    out = Path(dest)
-    if out.exists():
-        raise FileExistsError(f"{out} exists; give a new folder for the release")
-    if not out.parent.is_dir():
-        raise ValueError(f"cannot create the release folder {out}: {out.parent} is not a folder (create it first)")
-    try:
-        out.mkdir()  # before the slow part: a folder that cannot be made is known at once
-    except OSError as exc:
-        raise ValueError(f"cannot create the release folder {out} ({exc.strerror or exc})") from None
-    with tempfile.TemporaryDirectory(prefix="lowlat-release-") as tmp:
-        tree = Path(tmp)
-        try:
-            _committed_tree(root, ref, tree)
-            problems = release_problems(tree)
-        except BaseException:
-            out.rmdir()
-            raise
-        if problems:
-            out.rmdir()
-            raise ValueError(f"not releasing {ref}:\n  " + "\n  ".join(problems))
-        written = []
-        for src in sorted(p for p in tree.rglob("*") if p.is_file()):
-            rel = src.relative_to(tree)
-            if excluded(rel):
-                continue
-            dst = out / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-            written.append(dst)
-        (out / "README.md").write_text(student_readme((tree / "README.md").read_text()))
-    return written
+# Folders of SUBMISSIONS that are never a student.
+NOT_STUDENTS = {"solutions", "exercises", "__pycache__"}
 
 
 @dataclass
 class ClassReport:
+    """Students x exercises: True passed, False failed, None no result (every
+    case skipped); an exercise missing from a student's row was not handed in."""
+
     exercises: list[str] = field(default_factory=list)
-    students: dict[str, dict[str, bool]] = field(default_factory=dict)
+    students: dict[str, dict[str, bool | None]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # e.g. a report without any exercise case
 
     def table(self) -> str:
-        w = max([len("student")] + [len(s) for s in self.students])
+        """The table as text: PASS, FAIL, SKIP (no result: every case skipped)
+        or - (not handed in); names with unprintable characters escaped."""
+        names = {student: shown(student) for student in self.students}
+        w = max([len("student")] + [len(n) for n in names.values()])
         head = f"{'student':<{w}}  " + "  ".join(f"{e:>{max(len(e), 4)}}" for e in self.exercises) + "  passed"
         lines = [head, "-" * len(head)]
         for student, res in sorted(self.students.items()):
-            cells = "  ".join(
-                f"{('PASS' if res.get(e) else ('FAIL' if e in res else '-')):>{max(len(e), 4)}}" for e in self.exercises
-            )
-            lines.append(f"{student:<{w}}  {cells}  {sum(res.values())}/{len(self.exercises)}")
+            cells = "  ".join(f"{_cell(res, e):>{max(len(e), 4)}}" for e in self.exercises)
+            passed = sum(v is True for v in res.values())
+            lines.append(f"{names[student]:<{w}}  {cells}  {passed}/{len(self.exercises)}")
         return "\n".join(lines)
+
+
+def _cell(res: dict[str, bool | None], exercise: str) -> str:
+    if exercise not in res:
+        return "-"
+    return {True: "PASS", False: "FAIL", None: "SKIP"}[res[exercise]]
 
 
 def _exercise_of(testcase: ET.Element) -> str | None:
@@ -168,12 +88,28 @@ def _exercise_of(testcase: ET.Element) -> str | None:
     return None  # a chapter, not an exercise
 
 
+def _results(tree: ET.ElementTree[ET.Element]) -> dict[str, bool | None]:
+    """Exercise -> True (every case that ran passed, at least one ran),
+    False (a case failed or erred) or None (every case skipped)."""
+    failed: dict[str, bool] = {}
+    ran: dict[str, bool] = {}
+    for tc in tree.iter("testcase"):
+        ex = _exercise_of(tc)
+        if ex is None:
+            continue
+        tags = {child.tag for child in tc}
+        failed[ex] = failed.get(ex, False) or bool(tags & {"failure", "error"})
+        ran[ex] = ran.get(ex, False) or "skipped" not in tags
+    return {ex: (False if failed[ex] else (True if ran[ex] else None)) for ex in failed}
+
+
 def class_report(paths: list[str | Path]) -> ClassReport:
     """One JUnit XML per student (the file's stem is the student's name).
-    An exercise passes when every cell of its notebook passed.  Raises
-    ValueError for a missing, unreadable or malformed report, for two reports
-    of one name, and when no report holds an exercise case; a report without
-    any is a warning (its student passed nothing)."""
+    An exercise passes when every case of its notebook that ran passed and at
+    least one ran; one whose cases were all skipped has no result (SKIP).
+    Raises ValueError for a missing, unreadable or malformed report, for two
+    reports of one name, and when no report holds an exercise case; a report
+    without any is a warning (its student passed nothing)."""
     rep = ClassReport()
     seen: set[str] = set()
     names: dict[str, Path] = {}
@@ -181,8 +117,8 @@ def class_report(paths: list[str | Path]) -> ClassReport:
         path = Path(p)
         if path.stem in names:
             raise ValueError(
-                f"two reports are named {path.stem!r} ({names[path.stem]} and {path}): a report's file name is its "
-                "student's name; rename one"
+                f"two reports are named {shown(path.stem)!r} ({names[path.stem]} and {path}): a report's file name "
+                "is its student's name; rename one"
             )
         names[path.stem] = path
         if not path.is_file():
@@ -194,30 +130,210 @@ def class_report(paths: list[str | Path]) -> ClassReport:
             raise ValueError(f"{path}: not a JUnit XML report ({why})") from exc
         except OSError as exc:
             raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
-        res: dict[str, bool] = {}
-        for tc in tree.iter("testcase"):
-            ex = _exercise_of(tc)
-            if ex is None:
-                continue
-            ok = not any(child.tag in ("failure", "error") for child in tc)
-            res[ex] = res.get(ex, True) and ok
-            seen.add(ex)
+        res = _results(tree)
+        seen |= set(res)
         if not res:
             rep.warnings.append(
                 f"{path}: no exercise case in this report (made by `pytest --nbval exercises/ --junitxml={path}`?); "
-                f"{path.stem} is counted as passing nothing"
+                f"{shown(path.stem)} is counted as passing nothing"
             )
         rep.students[path.stem] = res
     if not seen:
         raise ValueError(
             f"none of the {len(names)} report(s) holds an exercise case: make each with "
-            "`pytest --nbval exercises/ --junitxml=reports/NAME.xml`"
+            "`pytest --nbval exercises/ --junitxml=reports/NAME.xml` or `python -m tools grade-class`"
         )
     rep.exercises = sorted(seen)
     return rep
 
 
 # ---- grading a class from the students' files ------------------------------------------------
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold written as escapes."""
+    return _NOT_XML.sub(lambda m: shown(m.group()), text)
+
+
+def _junit(student: str, results: dict[str, tuple[str, Report]]) -> str:
+    """One JUnit XML report: a testcase per graded exercise, named like
+    nbval's (the exercise's notebook path), failing with the grader's lines."""
+    cases = []
+    for rel, (notebook, report) in sorted(results.items()):
+        classname = "exercises." + rel.replace("/", ".") + "." + notebook
+        verdict, text = _xml_text(report.verdict()), _xml_text(str(report))
+        body = "" if report.ok else f"<failure message={quoteattr(verdict)}>{escape(text)}</failure>"
+        cases.append(f'  <testcase classname={quoteattr(classname)} name="grade">{body}</testcase>')
+    failures = sum(not r.ok for _, r in results.values())
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n'
+        f'<testsuite name={quoteattr(_xml_text(student))} tests="{len(results)}" failures="{failures}">\n'
+        + "\n".join(cases)
+        + "\n</testsuite>\n</testsuites>\n"
+    )
+
+
+@dataclass
+class ClassGrading:
+    """What grade-class did: the reports written, and the folders of
+    SUBMISSIONS that got none (each with why)."""
+
+    reports: list[Path] = field(default_factory=list)
+    not_graded: list[str] = field(default_factory=list)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _refused(ex: Exercise, reason: str) -> Report:
+    report = Report(ex.name, refused=reason)
+    report.results = [CheckResult(c, False, "not run: the grader refused the file (see above)") for c in ex.checks]
+    return report
+
+
+def _core_headers() -> set[str]:
+    return {p.name for d in toolchain.include_dirs() for p in d.glob("*.h")}
+
+
+def _grade_one(student: Path, ex: Exercise, tree: Path) -> Report | None:
+    """The report of one student's file for ``ex`` (None: not handed in)."""
+    from lowlat.grading import grade
+
+    rel = ex.folder.relative_to(tree / "exercises")
+    try:
+        found = read_submission(student, rel, ex.filename)
+        if found is None:
+            return None
+        where, data = found
+        text = decode_source(where, data)
+        if ex.kind == "c":
+            why = include_problem(text, {p.name for p in ex.folder.glob("*.h")} | _core_headers())
+            if why:
+                raise Refused(f"{where}: {why}")
+    except Refused as exc:
+        return _refused(ex, str(exc))
+    target = ex.folder / ex.filename
+    target.unlink(missing_ok=True)
+    target.write_bytes(data)  # the bytes read, never a link
+    try:
+        report = grade(ex.name, target, root=tree)
+    except Exception as exc:  # one file the grader chokes on fails this exercise alone
+        msg = " ".join(str(exc).split())[:300]
+        return _refused(ex, f"the grader could not grade {where} ({type(exc).__name__}: {msg})")
+    if report.compiler_output:
+        report.compiler_output = own_compiler_lines(report.compiler_output, ex.filename)
+    return report
+
+
+def _students(subs: Path, out: Path, log: TextIO | None) -> tuple[list[Path], list[str]]:
+    """The student folders of ``subs`` and the entries refused as students."""
+    students, refused = [], []
+    report_dir = out.resolve()
+    for entry in sorted(subs.iterdir()):
+        name = entry.name
+        if name.startswith(".") or name in NOT_STUDENTS or entry.resolve() == report_dir:
+            if log is not None and not name.startswith(".") and entry.is_dir():
+                print(f"skipped {shown(name)}/: not a student's folder", file=log, flush=True)
+            continue
+        if not entry.is_dir() and not entry.is_symlink():
+            continue  # a file beside the students' folders (notes, an archive)
+        why = name_problem(name)
+        if why:
+            refused.append(f"'{shown(name)}': not graded: {why}; rename it")
+            continue
+        students.append(entry)
+    return students, refused
+
+
+def grade_class(
+    submissions: str | Path,
+    report_dir: str | Path,
+    *,
+    root: Path = ROOT,
+    only: list[str] | None = None,
+    log: TextIO | None = None,
+) -> ClassGrading:
+    """Grades every student folder of ``submissions``: for each, a fresh
+    exercise tree generated from ``root``'s solutions/, the student's file of
+    each exercise read safely (:func:`tools.submissions.read_submission`) and
+    its bytes written into that tree, then graded by
+    :func:`lowlat.grading.grade` against the tree's checks.  Writes
+    ``report_dir/<student>.xml`` per student.  ``only``: exercise names to
+    grade (default all).  Hidden folders, ``solutions``, ``exercises`` and the
+    report folder are not students; a folder whose name cannot be a row is
+    refused (in ``not_graded``).  Raises ValueError before grading anything
+    for a bad call."""
+    from lowlat.grading import discover
+
+    if not isinstance(report_dir, (str, Path)) or not str(report_dir).strip():
+        raise ValueError("--report: give the folder to write the reports to (it is empty)")
+    subs, out = Path(submissions), Path(report_dir)
+    if not subs.is_dir():
+        raise ValueError(f"{subs}: not a folder of student folders")
+    if (subs / "solutions").is_dir() and (subs / "exercises").is_dir():
+        raise ValueError(f"{subs}: a course checkout, not a folder of student folders (one folder per student)")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--report {out}: exists and is not a folder")
+    if not (root / "solutions").is_dir():
+        raise ValueError(f"{root} has no solutions/: grade-class generates each student's tree from it")
+    result = ClassGrading()
+    with tempfile.TemporaryDirectory(prefix="lowlat-class-") as tmp:
+        template = Path(tmp) / "template"
+        _fresh_tree(root, template)
+        known = discover(template)
+        unknown = sorted(set(only or ()) - set(known))
+        if unknown:
+            raise ValueError(f"--exercise {', '.join(unknown)}: no such exercise; known: {', '.join(known)}")
+        students, result.not_graded = _students(subs, out, log)
+        out.mkdir(parents=True, exist_ok=True)
+        for student in students:
+            path = _grade_student(student, template, Path(tmp) / "tree", out, only, log)
+            if isinstance(path, Path):
+                result.reports.append(path)
+            else:
+                result.not_graded.append(path)
+    return result
+
+
+def _grade_student(
+    student: Path, template: Path, tree: Path, out: Path, only: list[str] | None, log: TextIO | None
+) -> Path | str:
+    """Grades one student in a fresh copy of ``template``; returns the report's
+    path, or why none could be written."""
+    from lowlat.grading import discover
+
+    name = student.name
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(template, tree, symlinks=True)
+    results: dict[str, tuple[str, Report]] = {}
+    try:
+        for ex_name, ex in discover(tree).items():
+            if only and ex_name not in only:
+                continue
+            report = _grade_one(student, ex, tree)
+            if report is None:
+                continue  # not handed in: "-" in the class report
+            notebook = next((p.name for p in sorted(ex.folder.glob("*.ipynb"))), f"{ex_name}.ipynb")
+            results[ex.folder.relative_to(tree / "exercises").as_posix()] = (notebook, report)
+            if log is not None:
+                why = f" (refused: {report.refused})" if report.refused else ""
+                print(f"{name}: {report.verdict()}{why}", file=log, flush=True)
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    path = out / f"{name}.xml"
+    try:
+        _write_atomically(path, _junit(name, results))
+    except OSError as exc:
+        return f"{shown(name)}: no report written: {path}: {exc.strerror or exc}"
+    return path
 
 
 def _fresh_tree(root: Path, into: Path) -> None:
@@ -229,77 +345,14 @@ def _fresh_tree(root: Path, into: Path) -> None:
         dst.write_bytes(data)
 
 
-def submitted_file(student: Path, rel: Path, filename: str) -> Path | None:
-    """The student's file for the exercise at ``exercises/<rel>/``: looked for
-    as ``exercises/<rel>/<file>`` (a copy of the release), ``<rel>/<file>``,
-    then ``<file>`` at the top of the student's folder; None if absent."""
-    for candidate in (student / "exercises" / rel / filename, student / rel / filename, student / filename):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _junit(student: str, results: dict[str, tuple[str, Report]]) -> str:
-    """One JUnit XML report: a testcase per graded exercise, named like
-    nbval's (the exercise's notebook path), failing with the grader's lines."""
-    cases = []
-    for rel, (notebook, report) in sorted(results.items()):
-        classname = "exercises." + rel.replace("/", ".") + "." + notebook
-        body = "" if report.ok else f"<failure message={quoteattr(report.verdict())}>{escape(str(report))}</failure>"
-        cases.append(f'  <testcase classname={quoteattr(classname)} name="grade">{body}</testcase>')
-    failures = sum(not r.ok for _, r in results.values())
-    return (
-        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n'
-        f'<testsuite name={quoteattr(student)} tests="{len(results)}" failures="{failures}">\n'
-        + "\n".join(cases)
-        + "\n</testsuite>\n</testsuites>\n"
-    )
-
-
-def grade_class(
-    submissions: str | Path,
-    report_dir: str | Path,
-    *,
-    root: Path = ROOT,
-    only: list[str] | None = None,
-    log: TextIO | None = None,
-) -> list[Path]:
-    """Grades every student folder of ``submissions``: for each, a fresh
-    exercise tree is generated from ``root``'s solutions/ into a temporary
-    folder, only the learner files found in the student's folder (see
-    :func:`submitted_file`) are copied into it, and each is graded by
-    :func:`lowlat.grading.grade` against that tree's checks.  Writes
-    ``report_dir/<student>.xml`` per student and returns their paths.
-    ``only``: exercise names to grade (default all)."""
-    from lowlat.grading import discover, grade
-
-    subs, out = Path(submissions), Path(report_dir)
-    if not subs.is_dir():
-        raise ValueError(f"{subs}: not a folder of student folders")
-    if not (root / "solutions").is_dir():
-        raise ValueError(f"{root} has no solutions/: grade-class generates each student's tree from it")
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for student in sorted(p for p in subs.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        results: dict[str, tuple[str, Report]] = {}
-        with tempfile.TemporaryDirectory(prefix=f"lowlat-class-{student.name}-") as tmp:
-            tree = Path(tmp)
-            _fresh_tree(root, tree)
-            for name, ex in discover(tree).items():
-                if only and name not in only:
-                    continue
-                rel = ex.folder.relative_to(tree / "exercises")
-                mine = submitted_file(student, rel, ex.filename)
-                if mine is None:
-                    continue  # not submitted: "-" in the class report
-                target = ex.folder / ex.filename
-                shutil.copyfile(mine, target)
-                report = grade(name, target, root=tree)
-                notebook = next((p.name for p in sorted(ex.folder.glob("*.ipynb"))), f"{name}.ipynb")
-                results[rel.as_posix()] = (notebook, report)
-                if log is not None:
-                    print(f"{student.name}: {report.verdict()}", file=log, flush=True)
-        path = out / f"{student.name}.xml"
-        path.write_text(_junit(student.name, results))
-        written.append(path)
-    return written
+__all__ = [
+    "AUTHOR_BEGIN",
+    "AUTHOR_END",
+    "ClassGrading",
+    "ClassReport",
+    "class_report",
+    "excluded",
+    "grade_class",
+    "release",
+    "student_readme",
+]

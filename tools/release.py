@@ -58,7 +58,7 @@ def require_instructor_extra(command: str = "release") -> None:
     if missing:
         raise ValueError(
             f"{command} needs {', '.join(missing)}, which this environment lacks: install the instructor extra "
-            f"with `{INSTRUCTOR_EXTRA}` (or `pip install -e \".[test]\"`) and rerun"
+            f'with `{INSTRUCTOR_EXTRA}` (or `pip install -e ".[test]"`) and rerun'
         )
 
 
