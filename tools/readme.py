@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import tempfile
 from pathlib import Path
+from typing import Any
+
+from lowlat.bench.keys import KEYS
 
 ROOT = Path(__file__).resolve().parent.parent
 START, END = "<!-- bench-table -->", "<!-- /bench-table -->"
@@ -127,9 +132,12 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
 ]
 
 
+NA = "n/a"  # a key the run wrote as null (nothing to measure on that machine)
+
+
 def _fmt(v: float | None, kind: str) -> str:
     if v is None or math.isnan(v):
-        return "unavailable"
+        return NA
     if kind == "n":
         return f"{v:,.0f}"
     if kind == "M/s":
@@ -141,11 +149,11 @@ def _fmt(v: float | None, kind: str) -> str:
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
 
 
-def table(run: dict[str, float], machine: str) -> str:
+def table(run: dict[str, float | None], machine: str) -> str:
     """The Markdown block for README.md (between the markers)."""
     lines = [
         f"One run of `python -m lowlat bench` on {machine}, threads pinned to two CPUs "
-        f"({run.get('bench_seconds', math.nan):,.0f} s; your numbers will differ, that is the point). "
+        f"({_seconds(run.get('bench_seconds'))}; your numbers will differ, that is the point). "
         "Figures that hang on the core-to-core latency have the samples taken beside them in the same table.",
         "",
         "| keys | value | what |",
@@ -157,20 +165,88 @@ def table(run: dict[str, float], machine: str) -> str:
         units = {"ns": " ns", "M/s": " M/s", "x": " x", "%": " %", "n": ""}
         if " " in kind:  # one format per key, each with its unit
             shown = [(_fmt(run[k], kk), units[kk]) for k, kk in zip(keys, kind.split())]
-            value = " / ".join(v if v == "unavailable" else v + u for v, u in shown)
+            value = " / ".join(v if v == NA else v + u for v, u in shown)
         else:
-            unit = units[kind]
-            value = " / ".join(_fmt(run[k], kind) for k in keys) + unit
-            value = value.replace(f"unavailable{unit}", "unavailable")
+            unit, values = units[kind], [_fmt(run[k], kind) for k in keys]
+            if NA in values:  # each figure with its unit: "20.1 ns / n/a"
+                value = " / ".join(v if v == NA else v + unit for v in values)
+            else:
+                value = " / ".join(values) + unit
         lines.append(f"| {' / '.join(f'`{k}`' for k in keys)} | {value} | {what} |")
     return "\n".join(lines)
 
 
+def _seconds(v: float | None) -> str:
+    return f"run time {NA}" if v is None else f"{v:,.0f} s"
+
+
+def _value_problem(key: str, v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return f"{key} is {json.dumps(v)[:40]}, not a number or null"
+    if not math.isfinite(v) or v < 0:
+        return f"{key} is {v}, not a finite number >= 0 (null where nothing was measured)"
+    return None
+
+
+def load_run(run_json: Path) -> dict[str, float | None]:
+    """The bench run in ``run_json``, validated: a JSON object written by
+    ``python -m lowlat bench --json`` (``bench_seconds`` and at least one row of
+    the table), every bench key's value a finite number >= 0 or null.
+    ValueError (one line, naming the file) otherwise."""
+    try:
+        text = run_json.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{run_json}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+
+    def refuse_constant(name: str) -> float:
+        raise ValueError(f"{run_json}: {name} is not a number the bench writes (it writes null)")
+
+    try:
+        run = json.loads(text, parse_constant=refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{run_json}: not JSON ({exc})") from None
+    if not isinstance(run, dict):
+        raise ValueError(f"{run_json}: a JSON {type(run).__name__}, not a bench run (an object of numbers)")
+    if "bench_seconds" not in run or not any(all(k in run for k in keys) for keys, _, _ in ROWS):
+        raise ValueError(
+            f"{run_json}: not the JSON of `python -m lowlat bench --json` (no bench_seconds, or no row of the "
+            "README's table: a soak JSON?)"
+        )
+    for key in sorted({k for keys, _, _ in ROWS for k in keys} | set(KEYS)):
+        why = _value_problem(key, run.get(key))
+        if why:
+            raise ValueError(f"{run_json}: {why}")
+    return run
+
+
+def _machine(machine: str) -> str:
+    if not isinstance(machine, str) or not machine.strip():
+        raise ValueError("--machine: give one line naming the machine, e.g. '2-vCPU AMD EPYC VM (KVM)'")
+    if len(machine) > 200 or any(not c.isprintable() for c in machine) or "|" in machine:
+        raise ValueError("--machine: one printable line of at most 200 characters, without '|'")
+    return machine.strip()
+
+
 def write(run_json: Path, machine: str, readme: Path = ROOT / "README.md") -> None:
-    """Replaces the table between the markers of ``readme``."""
-    run = json.loads(run_json.read_text())
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise ValueError(f"{readme}: no {START} ... {END} markers")
+    """Replaces the table between the markers of ``readme`` (one START and one
+    END, in that order) with the run's table, atomically (a temporary file in
+    the README's folder, renamed over it); nothing is written unless the run
+    is a valid bench JSON that fills at least one row."""
+    machine = _machine(machine)
+    run = load_run(Path(run_json))
+    text = readme.read_text(encoding="utf-8")
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise ValueError(f"{readme}: needs one {START} line, then one {END} line")
     block = f"{START}\n{table(run, machine)}\n{END}"
-    readme.write_text(re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S))
+    new = re.sub(re.escape(START) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    fd, tmp = tempfile.mkstemp(prefix=f".{readme.name}.", suffix=".tmp", dir=readme.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+        os.chmod(tmp, readme.stat().st_mode & 0o7777)
+        os.replace(tmp, readme)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
