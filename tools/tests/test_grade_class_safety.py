@@ -19,7 +19,6 @@ from tools.submissions import include_problem, own_compiler_lines, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 RING_SOLUTION = ROOT / "solutions/03_spsc/ring/ring.c"
-SECRET = ROOT / "tools/tests/secret.txt"  # stands for /etc/passwd: a file the grader can read
 
 
 @pytest.fixture

@@ -58,6 +58,10 @@ def test_the_release_holds_the_course_and_no_answers(release: Path) -> None:
     readme = (release / "README.md").read_text()
     assert classroom.AUTHOR_BEGIN not in readme and "python -m tools" not in readme
     assert 'python -m pip install -e ".[test]" && python -m pytest' in readme
+    for doc in ("README.md", "exercises/README.md"):
+        text = (release / doc).read_text()
+        for gone in ("solutions/", "python -m tools", "For instructors", "For authors", classroom.AUTHOR_BEGIN):
+            assert gone not in text, (doc, gone)
     with pytest.raises(FileExistsError, match="exists; give a new folder"):
         classroom.release(release)
 
