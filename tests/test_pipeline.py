@@ -199,7 +199,7 @@ def test_every_cpu_pair_is_checked_by_one_rule_with_one_message() -> None:
         "spsc": lambda cpus: queues.spsc_throughput(64, 100, cpus=cpus, wait="yield"),
         "payload": lambda cpus: payload.payload_run("index", 100, cpus=cpus, wait="yield"),
     }
-    for name, call in calls.items():
+    for call in calls.values():
         call([0, 0])
         call((-1, -1))
         with pytest.raises(ValueError, match=r"^cpus must name both CPUs or neither"):
