@@ -1,41 +1,23 @@
 /* pipeline.c - producer -> SPSC ring -> consumer, with pooled feature
- * objects and latency stats, all in C threads (see pipeline.h).  Setup
- * (ring, pool, window, sample storage) happens before the start gate; the
- * only allocation after it is the growing sample array, on purpose. */
+ * objects and latency stats, all in C threads (see pipeline.h): the two
+ * threads' loops.  Setup (ring, pool, window, sample storage: pipeline_run.c)
+ * happens before the start gate; the only allocation after it is the
+ * growing sample array, on purpose. */
 #define _GNU_SOURCE
 #include "pipeline.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "hist_inline.h"
 #include "ll_stamp.h"
 #include "ll_util.h"
+#include "pipeline_impl.h"
 #include "pool_inline.h"
 #include "slotring_inline.h"
 #include "spsc_inline.h"
 #include "stop.h"
-
-/* What travels through the ring: 40 bytes, copied in and out with moves of
- * fixed size.  Times in stamp units (struct ll_stamp). */
-typedef struct {
-    uint64_t seq;
-    double bid, ask;
-    uint64_t intended;
-    uint64_t sent;
-} ll_tick;
-_Static_assert(sizeof(ll_tick) <= LL_SLOT_BYTES, "a tick fits a slot");
-
-/* The hand-off, either ring (cfg->handoff). */
-struct handoff {
-    int slots; /* 1: the slot-sequence ring; 0: the SPSC ring of spsc.h */
-    ll_spsc *q;
-    struct ll_slotring r;
-};
 
 static inline bool push_tick(struct handoff *h, const ll_tick *t)
 {
@@ -46,96 +28,6 @@ static inline bool pop_tick(struct handoff *h, ll_tick *t)
 {
     return h->slots ? ll_slotring_pop(&h->r, t, sizeof *t) : ll_spsc__pop1(h->q, t, sizeof *t);
 }
-
-/* A feature object: exactly one cache line, taken from the pool per tick. */
-typedef struct {
-    uint64_t seq;
-    double mid, spread, ema, ret, bid, ask;
-    uint64_t order_id;
-} ll_features;
-_Static_assert(sizeof(ll_features) == 64, "a feature object is one cache line");
-
-/* A feature object still in use, and when it is given back. */
-struct held {
-    ll_features *f;
-    uint64_t release; /* stamp units */
-};
-
-/* What the monitor writes and both threads read at their poll points: a
- * line of its own, written at most once per interval. */
-struct control {
-    alignas(LL_FALSE_SHARING_RANGE) atomic_int stop; /* 1: end soon (ll_pipeline_stop) */
-    _Atomic uint64_t epoch;                          /* the interval the threads should record into */
-};
-
-/* The producer's monitor-visible counters: written by the producer alone,
- * on its own lines (a monitor's read costs the producer one line transfer). */
-struct producer_live {
-    alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t produced;
-    _Atomic uint64_t dropped_full;
-    _Atomic uint64_t watermark;       /* since the start */
-    _Atomic uint64_t iv_watermark;    /* the interval closed when it switched to epoch `ack` */
-    _Atomic uint64_t final_watermark; /* its last interval's, stored as it ends */
-    _Atomic uint64_t ack;             /* the last epoch it switched to */
-    atomic_int finished;              /* 1: it writes nothing more */
-};
-
-/* The consumer's, likewise written by the consumer alone. */
-struct consumer_live {
-    alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t consumed;
-    _Atomic uint64_t dropped_pool;
-    _Atomic uint64_t ack;
-    atomic_int finished;
-};
-
-/* One flag on a line of its own: the consumer reads it on every failed pop,
- * so it must not share a line the producer writes per tick. */
-struct done_flag {
-    alignas(LL_FALSE_SHARING_RANGE) atomic_int done;
-};
-
-struct producer {
-    struct producer_live live; /* first: its own lines */
-    const ll_pipeline_cfg *cfg;
-    const struct ll_stamp *clk;
-    struct handoff *h;
-    struct ll_duo *duo;
-    atomic_int *done;
-    struct control *ctl;
-    struct consumer_live *peer; /* read every POLL_TICKS ticks, for the occupancy */
-    uint64_t produced, dropped_full, waits, late;
-    uint64_t epoch, wm_iv, wm_run; /* its interval, the interval's and the run's watermark */
-    int pinned;
-    int stopped; /* ended early on a stop request (stop.h or ll_pipeline_stop) */
-};
-
-struct consumer {
-    struct consumer_live live; /* first: its own lines */
-    struct control *ctl;
-    ll_hist *iv[2];  /* per-interval latency histograms (NULL: none); iv[epoch & 1] is recorded into */
-    ll_hist *iv_cur; /* iv[epoch & 1] */
-    uint64_t epoch;
-    const ll_pipeline_cfg *cfg;
-    const struct ll_stamp *clk;
-    struct handoff *h;
-    ll_pool *pool;
-    struct ll_duo *duo;
-    atomic_int *done;
-    ll_hist *lat_intended, *lat_sent;
-    struct held *held;           /* objects still in use, oldest first: a ring of pool_blocks */
-    ll_pipeline_sample *samples; /* preallocated: the caller's; growing: our own */
-    size_t sample_cap;
-    uint64_t n_samples, not_kept, reallocs;
-    uint64_t consumed, dropped_pool, waits;
-    uint64_t t_end;
-    double checksum;
-    int pinned;
-};
-
-/* The stop flag (stop.h) is polled every POLL_TICKS ticks and every
- * POLL_WAITS failed attempts of a wait: often enough to stop within a
- * millisecond, rarely enough to cost nothing measurable. */
-enum { POLL_TICKS = 64, POLL_WAITS = 64, POLL_BUSY = 256 };
 
 /* A stop asked for this run or for every long call (Ctrl-C, stop.h).
  * relaxed: the flag carries no data, only a request to end soon; what a
@@ -216,12 +108,26 @@ static inline void consumer_poll(struct consumer *k)
     }
 }
 
-static void *producer_main(void *arg)
+/* The open loop's pacing: waits (per the producer's wait policy) until the
+ * stamp clock reaches `due`; *now is the read that found it due.  False on a
+ * stop.  Inlined into the producer's loop: no call per tick. */
+static inline __attribute__((always_inline)) bool wait_until(struct producer *p, uint64_t due, uint64_t *now)
+{
+    unsigned spins = 0, polls = 0;
+    while ((*now = ll_stamp_now(p->clk)) < due) {
+        ll_wait_once(p->cfg->pair.producer_wait, &spins);
+        if (++polls % POLL_WAITS == 0 && producer_poll(p))
+            return false;
+    }
+    return true;
+}
+
+void *ll_pipeline__producer_main(void *arg)
 {
     struct producer *p = arg;
     const ll_pipeline_cfg *c = p->cfg;
     const struct ll_stamp *clk = p->clk;
-    p->pinned = ll_pin_if(c->producer_cpu);
+    p->pinned = ll_pin_if(c->pair.producer_cpu);
     if (!ll_duo_arrive(p->duo))
         return NULL;
     const int open = c->producer_mode == LL_PRODUCER_OPEN;
@@ -251,15 +157,10 @@ static void *producer_main(void *arg)
              * is made before its due time, so the push follows the clock
              * read that found it due. */
             t.intended = start + (uint64_t)((double)i * interval);
-            unsigned polls = 0;
-            while ((now = ll_stamp_now(clk)) < t.intended) {
-                ll_wait_once(c->producer_wait, &spins);
-                if (++polls % POLL_WAITS == 0 && producer_poll(p))
-                    goto stopped;
-            }
+            if (!wait_until(p, t.intended, &now))
+                goto stopped;
             if ((double)(now - t.intended) > interval)
                 late++;
-            spins = 0;
         } else {
             t.intended = now = ll_stamp_now(clk); /* closed loop: "due" the moment it is made */
         }
@@ -279,7 +180,7 @@ static void *producer_main(void *arg)
                 break;
             }
             waits++;
-            ll_wait_once(c->producer_wait, &spins);
+            ll_wait_once(c->pair.producer_wait, &spins);
             if (waits % POLL_WAITS == 0 && producer_poll(p))
                 goto stopped;
             now = ll_stamp_now(clk);
@@ -323,51 +224,144 @@ static void keep_sample(struct consumer *k, const ll_pipeline_sample *s)
     k->samples[k->n_samples++] = *s;
 }
 
-static void *consumer_main(void *arg)
+/* The consumer's loop, split by stage below.  Every helper is static inline
+ * and always inlined into ll_pipeline__consumer_main, so the per-tick path
+ * has no more calls than it had as one function; the state they share lives
+ * in a local struct the compiler keeps in registers. */
+struct consumer_loop {
+    const ll_pipeline_cfg *c;
+    const struct ll_stamp *clk;
+    int stamps;    /* some stage has busy work: stamp each stage's end */
+    int pop_stamp; /* stamp the pop (stage stamps, or held objects to release against it) */
+    int intervals; /* per-interval histograms to record into */
+    uint64_t hold; /* hold_ns in stamp units */
+    size_t held_n, held_head;
+    double ema, inv_prev_mid, checksum; /* inv_prev_mid: 1 / the previous mid, 0 before the first */
+    uint64_t waits;
+    unsigned spins;
+};
+
+/* The next tick: 1 when *t holds one, 0 after a failed pop (waited: try
+ * again), -1 when the producer is done and the ring is empty. */
+static inline __attribute__((always_inline)) int next_tick(struct consumer *k, struct consumer_loop *L, ll_tick *t)
+{
+    if (pop_tick(k->h, t))
+        return 1;
+    /* acquire: pairs with the producer's release of done, so a pop after
+     * seeing it finds every tick that was ever pushed. */
+    if (!atomic_load_explicit(k->done, memory_order_acquire)) {
+        L->waits++;
+        ll_wait_once(L->c->pair.consumer_wait, &L->spins);
+        return 0;
+    }
+    return pop_tick(k->h, t) ? 1 : -1;
+}
+
+/* Objects whose hold time is up by `now` go back to the pool, oldest first. */
+static inline __attribute__((always_inline)) void release_held(struct consumer *k, struct consumer_loop *L,
+                                                               uint64_t now)
+{
+    while (L->held_n > 0 && k->held[L->held_head].release <= now) {
+        ll_pool_free_inline(k->pool, k->held[L->held_head].f);
+        L->held_head = (L->held_head + 1) % L->c->pool_blocks;
+        L->held_n--;
+    }
+}
+
+/* The four stages on feature object f (parse, features, risk, encode), each
+ * followed by its busy work and its end stamp when L->stamps; returns the
+ * tick's `done` stamp (the only stamp without busy work). */
+static inline __attribute__((always_inline)) uint64_t run_stages(struct consumer *k, struct consumer_loop *L,
+                                                                 ll_features *f, const ll_tick *t, uint64_t *end)
+{
+    const ll_pipeline_cfg *c = L->c;
+    /* parse */
+    f->seq = t->seq;
+    f->bid = t->bid;
+    f->ask = t->ask;
+    if (L->stamps) {
+        busy_ns(c->work_ns[0], k->ctl);
+        end[0] = ll_stamp_after(L->clk);
+    }
+    /* features */
+    f->mid = 0.5 * (t->bid + t->ask);
+    f->spread = t->ask - t->bid;
+    f->ret = L->inv_prev_mid != 0.0 ? f->mid * L->inv_prev_mid - 1.0 : 0.0; /* a multiply: the divide is later */
+    L->ema = L->ema == 0.0 ? f->mid : L->ema + 0.05 * (f->mid - L->ema);
+    f->ema = L->ema;
+    if (L->stamps) {
+        busy_ns(c->work_ns[1], k->ctl);
+        end[1] = ll_stamp_after(L->clk);
+    }
+    /* risk: a position-limit style check on the features */
+    L->checksum += fabs(f->ret) < 0.1 ? f->mid : 0.0;
+    if (L->stamps) {
+        busy_ns(c->work_ns[2], k->ctl);
+        end[2] = ll_stamp_after(L->clk);
+    }
+    /* encode */
+    f->order_id = t->seq * 2654435761u;
+    if (L->stamps)
+        busy_ns(c->work_ns[3], k->ctl);
+    return ll_stamp_after(L->clk);
+}
+
+/* After the tick's last stamp: its latencies into the histograms and its
+ * sample kept, then the count the monitor reads. */
+static inline __attribute__((always_inline)) void record_tick(struct consumer *k, struct consumer_loop *L,
+                                                              const ll_tick *t, uint64_t popped, const uint64_t *end)
+{
+    const struct ll_stamp *clk = L->clk;
+    const uint64_t done = end[3];
+    if (k->lat_intended)
+        ll_hist_record_n_inline(k->lat_intended, ll_stamp_span_ns(clk, done - t->intended), 1);
+    if (k->lat_sent)
+        ll_hist_record_n_inline(k->lat_sent, ll_stamp_span_ns(clk, done - t->sent), 1);
+    if (L->intervals)
+        ll_hist_record_n_inline(k->iv_cur, ll_stamp_span_ns(clk, done - t->intended), 1);
+    ll_pipeline_sample s;
+    s.seq = t->seq;
+    s.intended_ns = ll_stamp_ns(clk, t->intended);
+    s.sent_ns = ll_stamp_ns(clk, t->sent);
+    s.popped_ns = ll_stamp_ns(clk, popped);
+    for (int i = 0; i < LL_PIPELINE_STAGES; i++)
+        s.stage_end_ns[i] = ll_stamp_ns(clk, end[i]);
+    keep_sample(k, &s);
+    k->consumed++;
+    /* release: as dropped_pool's (the monitor's invariant). */
+    atomic_store_explicit(&k->live.consumed, k->consumed, memory_order_release);
+    k->t_end = done;
+}
+
+void *ll_pipeline__consumer_main(void *arg)
 {
     struct consumer *k = arg;
     const ll_pipeline_cfg *c = k->cfg;
-    const struct ll_stamp *clk = k->clk;
-    k->pinned = ll_pin_if(c->consumer_cpu);
+    k->pinned = ll_pin_if(c->pair.consumer_cpu);
     if (!ll_duo_arrive(k->duo))
         return NULL;
-    int stamps = 0;
+    struct consumer_loop L = {.c = c, .clk = k->clk, .intervals = k->iv[0] != NULL};
     for (int i = 0; i < LL_PIPELINE_STAGES; i++)
-        stamps |= c->work_ns[i] != 0;
-    const int pop_stamp = stamps || c->hold_ns; /* held objects are released against the pop's time */
-    const uint64_t hold = (uint64_t)ll_stamp_units(clk, (double)c->hold_ns); /* in stamp units */
-    size_t held_n = 0, held_head = 0;
-    double ema = 0.0, inv_prev_mid = 0.0, checksum = 0.0; /* 1 / the previous mid, 0 before the first */
-    uint64_t waits = 0, end[LL_PIPELINE_STAGES], popped = 0;
-    unsigned spins = 0;
+        L.stamps |= c->work_ns[i] != 0;
+    L.pop_stamp = L.stamps || c->hold_ns; /* held objects are released against the pop's time */
+    L.hold = (uint64_t)ll_stamp_units(L.clk, (double)c->hold_ns);
+    uint64_t end[LL_PIPELINE_STAGES], popped = 0;
     ll_tick t;
-    const int intervals = k->iv[0] != NULL;
     for (;;) {
-        if (intervals)
+        if (L.intervals)
             consumer_poll(k);
-        if (!pop_tick(k->h, &t)) {
-            /* acquire: pairs with the producer's release of done, so a pop
-             * after seeing it finds every tick that was ever pushed. */
-            if (!atomic_load_explicit(k->done, memory_order_acquire)) {
-                waits++;
-                ll_wait_once(c->consumer_wait, &spins);
-                continue;
-            }
-            if (!pop_tick(k->h, &t))
-                break;
-        }
-        spins = 0;
+        int got = next_tick(k, &L, &t);
+        if (got < 0)
+            break;
+        if (got == 0)
+            continue;
+        L.spins = 0;
         /* With stage stamps (or held objects to release), one stamp at the
-         * pop; without, the only stamp is `done` below: a pop stamp would be
-         * a clock read on the measured path that no figure needs. */
-        if (pop_stamp)
-            popped = ll_stamp_after(clk);
-        /* Objects whose time is up go back to the pool first. */
-        while (held_n > 0 && k->held[held_head].release <= popped) {
-            ll_pool_free_inline(k->pool, k->held[held_head].f);
-            held_head = (held_head + 1) % c->pool_blocks;
-            held_n--;
-        }
+         * pop; without, the only stamp is `done`: a pop stamp would be a
+         * clock read on the measured path that no figure needs. */
+        if (L.pop_stamp)
+            popped = ll_stamp_after(L.clk);
+        release_held(k, &L, popped);
         ll_features *f = ll_pool_alloc_inline(k->pool);
         if (f == NULL) {
             k->dropped_pool++; /* counted, never silent */
@@ -376,348 +370,29 @@ static void *consumer_main(void *arg)
             atomic_store_explicit(&k->live.dropped_pool, k->dropped_pool, memory_order_release);
             continue;
         }
-        /* parse */
-        f->seq = t.seq;
-        f->bid = t.bid;
-        f->ask = t.ask;
-        if (stamps) {
-            busy_ns(c->work_ns[0], k->ctl);
-            end[0] = ll_stamp_after(clk);
-        }
-        /* features */
-        f->mid = 0.5 * (t.bid + t.ask);
-        f->spread = t.ask - t.bid;
-        f->ret = inv_prev_mid != 0.0 ? f->mid * inv_prev_mid - 1.0 : 0.0; /* a multiply: the divide is below */
-        ema = ema == 0.0 ? f->mid : ema + 0.05 * (f->mid - ema);
-        f->ema = ema;
-        if (stamps) {
-            busy_ns(c->work_ns[1], k->ctl);
-            end[1] = ll_stamp_after(clk);
-        }
-        /* risk: a position-limit style check on the features */
-        checksum += fabs(f->ret) < 0.1 ? f->mid : 0.0;
-        if (stamps) {
-            busy_ns(c->work_ns[2], k->ctl);
-            end[2] = ll_stamp_after(clk);
-        }
-        /* encode */
-        f->order_id = t.seq * 2654435761u;
-        if (stamps)
-            busy_ns(c->work_ns[3], k->ctl);
-        uint64_t done = ll_stamp_after(clk);
+        uint64_t done = run_stages(k, &L, f, &t, end);
         /* Everything below is bookkeeping after the tick's last stamp: the
          * next tick's divisor too (a divide takes ~15 cycles; here nobody
          * waits for it). */
-        inv_prev_mid = 1.0 / f->mid;
-        if (!stamps) {
+        L.inv_prev_mid = 1.0 / f->mid;
+        if (!L.stamps) {
             end[0] = end[1] = end[2] = done;
-            if (!pop_stamp)
+            if (!L.pop_stamp)
                 popped = done;
         }
         end[3] = done;
         if (c->hold_ns == 0) {
             ll_pool_free_inline(k->pool, f);
         } else { /* in use until done + hold; the ring cannot overflow: it has a slot per block */
-            k->held[(held_head + held_n++) % c->pool_blocks] = (struct held){f, done + hold};
+            k->held[(L.held_head + L.held_n++) % c->pool_blocks] = (struct held){f, done + L.hold};
         }
-        if (k->lat_intended)
-            ll_hist_record_n_inline(k->lat_intended, ll_stamp_span_ns(clk, done - t.intended), 1);
-        if (k->lat_sent)
-            ll_hist_record_n_inline(k->lat_sent, ll_stamp_span_ns(clk, done - t.sent), 1);
-        if (intervals)
-            ll_hist_record_n_inline(k->iv_cur, ll_stamp_span_ns(clk, done - t.intended), 1);
-        ll_pipeline_sample s;
-        s.seq = t.seq;
-        s.intended_ns = ll_stamp_ns(clk, t.intended);
-        s.sent_ns = ll_stamp_ns(clk, t.sent);
-        s.popped_ns = ll_stamp_ns(clk, popped);
-        for (int i = 0; i < LL_PIPELINE_STAGES; i++)
-            s.stage_end_ns[i] = ll_stamp_ns(clk, end[i]);
-        keep_sample(k, &s);
-        k->consumed++;
-        /* release: as dropped_pool's (the monitor's invariant). */
-        atomic_store_explicit(&k->live.consumed, k->consumed, memory_order_release);
-        k->t_end = done;
+        record_tick(k, &L, &t, popped, end);
     }
-    for (size_t i = 0; i < held_n; i++)
-        ll_pool_free_inline(k->pool, k->held[(held_head + i) % c->pool_blocks].f);
-    k->waits = waits;
-    k->checksum = checksum;
+    for (size_t i = 0; i < L.held_n; i++)
+        ll_pool_free_inline(k->pool, k->held[(L.held_head + i) % c->pool_blocks].f);
+    k->waits = L.waits;
+    k->checksum = L.checksum;
     /* release: every record above happens before the monitor's acquire of it. */
     atomic_store_explicit(&k->live.finished, 1, memory_order_release);
     return NULL;
-}
-
-static int valid_wait(int w) { return w >= LL_WAIT_SPIN && w <= LL_WAIT_BACKOFF; }
-
-static int valid_cpu(int cpu) { return cpu >= -1 && cpu < ll_cpu_count(); }
-
-static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples)
-{
-    if (c->ticks == 0 || c->capacity < 2 || (c->capacity & (c->capacity - 1)) != 0 || c->pool_blocks == 0)
-        return LL_EINVAL;
-    if (c->producer_mode != LL_PRODUCER_CLOSED && c->producer_mode != LL_PRODUCER_OPEN)
-        return LL_EINVAL;
-    /* isfinite and <= 1e9: the schedule needs an interval of at least 1 ns. */
-    if (c->producer_mode == LL_PRODUCER_OPEN && !(isfinite(c->rate_per_s) && c->rate_per_s > 0 && c->rate_per_s <= 1e9))
-        return LL_EINVAL;
-    if ((c->full_policy != LL_FULL_WAIT && c->full_policy != LL_FULL_DROP) || !valid_wait(c->producer_wait) ||
-        !valid_wait(c->consumer_wait) || !valid_cpu(c->producer_cpu) || !valid_cpu(c->consumer_cpu))
-        return LL_EINVAL;
-    if ((c->handoff != LL_HANDOFF_CURSORS && c->handoff != LL_HANDOFF_SLOTS) ||
-        (c->clock != LL_CLOCK_MONOTONIC && c->clock != LL_CLOCK_TSC))
-        return LL_EINVAL;
-    if ((c->sample_mode != LL_SAMPLES_PREALLOCATED && c->sample_mode != LL_SAMPLES_GROWING) ||
-        (c->sample_capacity > 0 && samples == NULL))
-        return LL_EINVAL;
-    return LL_OK;
-}
-
-/* A run: everything its threads touch, in one allocation that starts on a
- * line pair (ll_alloc_lines), so each aligned block below has its lines. */
-struct ll_pipeline {
-    struct producer p;
-    struct consumer k;
-    struct control ctl;
-    struct done_flag done;
-    struct handoff h;
-    ll_pipeline_cfg cfg; /* the caller's, copied */
-    struct ll_stamp clk;
-    struct ll_duo duo;
-    ll_pool *pool;
-    struct held *held;
-    ll_hist *iv[2];
-    ll_pipeline_sample *samples; /* the caller's */
-    pthread_t tp, tk;
-    int started, joined, rc; /* rc: join's status */
-    uint64_t epoch;          /* the monitor's: the last interval it asked for */
-    ll_pipeline_result result;
-};
-
-static void release(ll_pipeline *r)
-{
-    free(r->held);
-    ll_pool_destroy(r->pool);
-    if (r->h.slots)
-        ll_slotring_free(&r->h.r);
-    else
-        ll_spsc_destroy(r->h.q);
-    ll_hist_destroy(r->iv[0]);
-    ll_hist_destroy(r->iv[1]);
-    free(r);
-}
-
-ll_pipeline *ll_pipeline_start(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent,
-                               ll_pipeline_sample *samples, int intervals, int *status)
-{
-    int st = cfg == NULL ? LL_EINVAL : check_cfg(cfg, samples);
-    ll_pipeline *r = st == LL_OK ? ll_alloc_lines(sizeof *r) : NULL;
-    if (st == LL_OK && r == NULL)
-        st = LL_ENOMEM;
-    if (st != LL_OK) {
-        if (status)
-            *status = st;
-        return NULL;
-    }
-    memset(r, 0, sizeof *r);
-    r->cfg = *cfg;
-    cfg = &r->cfg;
-    r->samples = samples;
-    r->h.slots = cfg->handoff == LL_HANDOFF_SLOTS;
-    int ring_ok = r->h.slots ? ll_slotring_init(&r->h.r, cfg->capacity) == 0
-                             : (r->h.q = ll_spsc_create(cfg->capacity, sizeof(ll_tick), 0)) != NULL;
-    r->pool = ll_pool_create(sizeof(ll_features), cfg->pool_blocks, LL_POOL_CACHE_ALIGNED);
-    r->held = cfg->hold_ns ? calloc(cfg->pool_blocks, sizeof *r->held) : NULL;
-    if (intervals) {
-        r->iv[0] = ll_hist_create(1, 3600000000000ull, 3); /* 1 ns to an hour, 3 digits: as lowlat.core.hist */
-        r->iv[1] = ll_hist_create(1, 3600000000000ull, 3);
-    }
-    ll_stamp_init(&r->clk, cfg->clock == LL_CLOCK_TSC);
-    if (!ring_ok || r->pool == NULL || (cfg->hold_ns && r->held == NULL) ||
-        (intervals && (r->iv[0] == NULL || r->iv[1] == NULL))) {
-        release(r);
-        if (status)
-            *status = LL_ENOMEM;
-        return NULL;
-    }
-    /* Pre-fault the caller's sample array so first touches are not measured. */
-    if (cfg->sample_mode == LL_SAMPLES_PREALLOCATED && cfg->sample_capacity)
-        memset(samples, 0, cfg->sample_capacity * sizeof *samples);
-
-    struct producer *p = &r->p;
-    p->cfg = cfg, p->clk = &r->clk, p->h = &r->h, p->duo = &r->duo, p->done = &r->done.done;
-    p->ctl = &r->ctl, p->peer = &r->k.live, p->pinned = 1;
-    struct consumer *k = &r->k;
-    k->cfg = cfg, k->clk = &r->clk, k->h = &r->h, k->pool = r->pool, k->duo = &r->duo, k->done = &r->done.done;
-    k->ctl = &r->ctl, k->lat_intended = lat_intended, k->lat_sent = lat_sent, k->held = r->held, k->pinned = 1;
-    k->iv[0] = r->iv[0], k->iv[1] = r->iv[1], k->iv_cur = r->iv[0];
-    if (cfg->sample_mode == LL_SAMPLES_PREALLOCATED) {
-        k->samples = samples;
-        k->sample_cap = cfg->sample_capacity;
-    }
-    /* Both threads behind the start gate, opened here once both have
-     * arrived (as ll_run_pair, but the joins come later). */
-    if (pthread_create(&r->tp, NULL, producer_main, p) != 0) {
-        release(r);
-        if (status)
-            *status = LL_ESYS;
-        return NULL;
-    }
-    if (pthread_create(&r->tk, NULL, consumer_main, k) != 0) {
-        /* Its partner never comes: tell the producer to return at once. */
-        atomic_store_explicit(&r->duo.go, -1, memory_order_release);
-        pthread_join(r->tp, NULL);
-        release(r);
-        if (status)
-            *status = LL_ESYS;
-        return NULL;
-    }
-    ll_duo_open(&r->duo, 2);
-    r->started = 1;
-    if (status)
-        *status = LL_OK;
-    return r;
-}
-
-void ll_pipeline_snapshot(ll_pipeline *r, ll_pipeline_live *out)
-{
-    /* The `finished` flags first, with acquire: once both are set, the
-     * counters read below are the final ones. */
-    int finished = atomic_load_explicit(&r->p.live.finished, memory_order_acquire) &&
-                   atomic_load_explicit(&r->k.live.finished, memory_order_acquire);
-    /* acquire, the consumer's counters before the producer's: each pairs
-     * with its owner's release, so `produced`, read after them, covers every
-     * tick they count (produced >= consumed + dropped). */
-    out->consumed = atomic_load_explicit(&r->k.live.consumed, memory_order_acquire);
-    out->dropped_pool = atomic_load_explicit(&r->k.live.dropped_pool, memory_order_acquire);
-    out->dropped_full = atomic_load_explicit(&r->p.live.dropped_full, memory_order_acquire);
-    /* relaxed: the acquires above already order this load after them. */
-    out->produced = atomic_load_explicit(&r->p.live.produced, memory_order_relaxed);
-    out->watermark = atomic_load_explicit(&r->p.live.watermark, memory_order_relaxed); /* relaxed: a number */
-    out->capacity = r->cfg.capacity;
-    out->running = !finished;
-}
-
-int ll_pipeline_cut(ll_pipeline *r, ll_hist *lat, uint64_t *watermark)
-{
-    if (r->iv[0] == NULL || lat == NULL)
-        return LL_EINVAL;
-    uint64_t e = ++r->epoch;
-    /* release: the reset of the histogram the consumer switches to (done at
-     * the previous cut) happens before it sees the new epoch. */
-    atomic_store_explicit(&r->ctl.epoch, e, memory_order_release);
-    /* acquire (all four): pair with the threads' releases of ack/finished,
-     * so what they wrote before is read complete below. */
-    int k_acked, p_acked;
-    for (;;) {
-        k_acked = atomic_load_explicit(&r->k.live.ack, memory_order_acquire) == e;
-        if (k_acked || atomic_load_explicit(&r->k.live.finished, memory_order_acquire))
-            break;
-        ll_sleep_ns(20000);
-    }
-    for (;;) {
-        p_acked = atomic_load_explicit(&r->p.live.ack, memory_order_acquire) == e;
-        if (p_acked || atomic_load_explicit(&r->p.live.finished, memory_order_acquire))
-            break;
-        ll_sleep_ns(20000);
-    }
-    /* Switched: the previous histogram is the monitor's now.  Ended without
-     * switching: it writes nothing more, and its last records are in the
-     * histogram it was on (the other one is empty). */
-    for (int i = 0; i < 2; i++) {
-        ll_hist *h = r->iv[i];
-        if (k_acked && h != r->iv[(e - 1) & 1])
-            continue;
-        ll_hist_merge(lat, h);
-        ll_hist_reset(h);
-    }
-    uint64_t wm;
-    if (p_acked) {
-        wm = atomic_load_explicit(&r->p.live.iv_watermark, memory_order_relaxed); /* ordered by ack's acquire */
-    } else {
-        /* relaxed (both): the producer has ended, ordered by `finished`; the
-         * store makes a later cut report an empty interval. */
-        wm = atomic_load_explicit(&r->p.live.final_watermark, memory_order_relaxed);
-        atomic_store_explicit(&r->p.live.final_watermark, 0, memory_order_relaxed);
-    }
-    if (watermark)
-        *watermark = wm;
-    return LL_OK;
-}
-
-void ll_pipeline_stop(ll_pipeline *r)
-{
-    /* relaxed: a request to end soon, with no data; the join orders the rest. */
-    atomic_store_explicit(&r->ctl.stop, 1, memory_order_relaxed);
-}
-
-int ll_pipeline_join(ll_pipeline *r, ll_pipeline_result *out)
-{
-    if (!r->joined) {
-        pthread_join(r->tp, NULL);
-        pthread_join(r->tk, NULL);
-        r->joined = 1;
-        const ll_pipeline_cfg *cfg = &r->cfg;
-        struct producer *p = &r->p;
-        struct consumer *k = &r->k;
-        ll_pipeline_result *o = &r->result;
-        /* Stopped: every result below holds the ticks made before the stop. */
-        if (cfg->sample_mode == LL_SAMPLES_GROWING) {
-            uint64_t keep = k->n_samples < cfg->sample_capacity ? k->n_samples : cfg->sample_capacity;
-            if (keep)
-                memcpy(r->samples, k->samples, keep * sizeof *r->samples);
-            k->not_kept += k->n_samples - keep;
-            k->n_samples = keep;
-            free(k->samples);
-            k->samples = NULL;
-        }
-        o->produced = p->produced;
-        o->consumed = k->consumed;
-        o->dropped_full = p->dropped_full;
-        o->dropped_pool = k->dropped_pool;
-        o->samples = k->n_samples;
-        o->samples_not_kept = k->not_kept;
-        o->sample_reallocs = k->reallocs;
-        o->producer_waits = p->waits;
-        o->consumer_waits = k->waits;
-        o->late_sends = p->late;
-        uint64_t t_end = ll_stamp_ns(&r->clk, k->t_end);
-        o->seconds = k->consumed && t_end > r->duo.t_start ? (double)(t_end - r->duo.t_start) / 1e9 : 0.0;
-        o->tsc = r->clk.tsc;
-        o->feature_checksum = k->checksum;
-        o->producer_pinned = p->pinned;
-        o->consumer_pinned = k->pinned;
-        r->rc = p->stopped ? LL_STOPPED : LL_OK;
-    }
-    if (out)
-        *out = r->result;
-    return r->rc;
-}
-
-void ll_pipeline_destroy(ll_pipeline *r)
-{
-    if (r == NULL)
-        return;
-    if (!r->joined) {
-        ll_pipeline_stop(r);
-        ll_pipeline_join(r, NULL);
-    }
-    release(r);
-}
-
-int ll_pipeline_run(const ll_pipeline_cfg *cfg, ll_hist *lat_intended, ll_hist *lat_sent, ll_pipeline_sample *samples,
-                    ll_pipeline_result *out)
-{
-    if (cfg == NULL || out == NULL)
-        return LL_EINVAL;
-    int rc = check_cfg(cfg, samples);
-    if (rc != LL_OK)
-        return rc;
-    memset(out, 0, sizeof *out);
-    ll_pipeline *r = ll_pipeline_start(cfg, lat_intended, lat_sent, samples, 0, &rc);
-    if (r == NULL)
-        return rc;
-    rc = ll_pipeline_join(r, out);
-    ll_pipeline_destroy(r);
-    return rc;
 }

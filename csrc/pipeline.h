@@ -18,7 +18,7 @@
 
 #include "hist.h"
 #include "ll_common.h"
-#include "ll_wait.h"
+#include "ll_pair.h"
 
 enum ll_producer_mode {
     LL_PRODUCER_CLOSED = 0, /* as fast as the ring allows (the source article) */
@@ -48,16 +48,13 @@ enum ll_stamp_clock {
 #define LL_PIPELINE_STAGES 4 /* parse, features, risk, encode */
 
 typedef struct {
-    uint64_t ticks;    /* ticks the producer makes, >= 1 */
-    int producer_mode; /* enum ll_producer_mode */
-    double rate_per_s; /* open loop: ticks per second (> 0) */
-    int full_policy;   /* enum ll_full_policy */
-    int producer_wait; /* enum ll_wait_policy: waiting for room */
-    int consumer_wait; /* enum ll_wait_policy: waiting for a tick */
-    int producer_cpu;  /* -1: not pinned */
-    int consumer_cpu;
-    size_t capacity;    /* ring capacity: a power of two >= 2 */
-    size_t pool_blocks; /* feature objects in the pool, >= 1 */
+    uint64_t ticks;         /* ticks the producer makes, >= 1 */
+    int producer_mode;      /* enum ll_producer_mode */
+    double rate_per_s;      /* open loop: ticks per second (> 0) */
+    int full_policy;        /* enum ll_full_policy */
+    ll_pair_placement pair; /* the two threads' CPUs and waits (producer: for room and its due time) */
+    size_t capacity;        /* ring capacity: a power of two >= 2 */
+    size_t pool_blocks;     /* feature objects in the pool, >= 1 */
     /* hold_ns: each feature object stays in use this long (an order awaiting its ack); 0: given back at
      * once.  Little's law: objects in use = rate x hold_ns, so a pool smaller than that runs dry. */
     uint64_t hold_ns;

@@ -85,7 +85,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json is not None:
         write_json(results, args.json)
         print(f"\nwrote {len(results)} keys to {args.json}")
-    return 0
+    for failure in results.failures:  # reported, the other steps' results kept and written
+        print(f"lowlat bench: {failure.line()}", file=sys.stderr)
+    return 1 if results.failures else 0
 
 
 def _care(before: Any, after: Any) -> None:

@@ -180,3 +180,52 @@ def test_a_python_worker_that_dies_is_reported_not_hung(monkeypatch: pytest.Monk
     monkeypatch.setattr(queues.queue, "SimpleQueue", Broken)
     with pytest.raises(MemoryError, match="item 5"):
         queues.python_queue(100, "SimpleQueue")
+
+
+def test_a_failing_step_is_reported_and_the_others_are_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A step that raises (here the build-flags step, as on an installed wheel
+    without csrc/) is reported in the table and the JSON, its keys null with
+    the reason, and every other step's keys are kept and written."""
+    from lowlat.bench import suite
+
+    keys = list(bench.KEYS)
+    first, lost, last = keys[:10], keys[10:15], keys[15:]
+
+    def fake_steps(quick: bool, step, r: dict) -> None:  # type: ignore[no-untyped-def]
+        step(1, "one", lambda: {k: 1.0 for k in first})
+
+        def broken() -> dict[str, float]:
+            raise FileNotFoundError("csrc/common/ll_common.h")
+
+        step(2, "build flags", broken)
+        step(3, "three", lambda: {k: 3.0 for k in last})
+
+    monkeypatch.setattr(suite, "_steps", fake_steps)
+    said: list[str] = []
+    res = suite.run_all(quick=True, progress=said.append)
+    assert [f.step for f in res.failures] == [2] and set(res.failures[0].keys) == set(lost)
+    assert any("FAILED" in s and "FileNotFoundError" in s for s in said)
+    table = bench.format_table(res)
+    assert "FAILED: step 2 (build flags) failed: FileNotFoundError: csrc/common/ll_common.h" in table
+    out = tmp_path / "bench.json"
+    bench.write_json(res, str(out))
+    data = json.loads(out.read_text())
+    assert all(data[k] == 1.0 for k in first) and all(data[k] == 3.0 for k in last)
+    assert all(k in data and data[k] is None for k in lost)
+    (failure,) = data["failed_steps"]
+    assert failure["step"] == 2 and failure["reason"] == "FileNotFoundError: csrc/common/ll_common.h"
+    assert set(failure["keys"]) == set(lost)
+
+
+def test_a_suite_without_failures_writes_no_failure_entry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from lowlat.bench import suite
+
+    monkeypatch.setattr(suite, "_steps", lambda quick, step, r: step(1, "all", lambda: dict.fromkeys(bench.KEYS, 2.0)))
+    res = suite.run_all()
+    assert not res.failures and res["spsc_items_per_s"] == 2.0
+    out = tmp_path / "bench.json"
+    bench.write_json(res, str(out))
+    assert set(json.loads(out.read_text())) == set(bench.KEYS)
+    monkeypatch.setattr(suite, "_steps", lambda quick, step, r: step(1, "few", lambda: {"spsc_op_ns": 1.0}))
+    with pytest.raises(AssertionError, match="did not measure"):
+        suite.run_all()

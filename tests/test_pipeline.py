@@ -133,8 +133,9 @@ def test_every_wait_policy(wait: str) -> None:
         ),
         ({"capacity": 1000}, ValueError, "capacity must be a power of two >= 2, got 1000"),
         ({"pool_blocks": 0}, ValueError, "pool_blocks must be >= 1"),
-        ({"cpus": (0, 999)}, ValueError, "cpu must be <="),
-        ({"cpus": [0, 1]}, TypeError, "cpus must be a"),
+        ({"cpus": (0, 999)}, ValueError, r"cpus\[1\] \(consumer CPU\) 999 is outside this process's affinity mask"),
+        ({"cpus": (0,)}, TypeError, r"cpus must be a \(producer, consumer\) pair or None"),
+        ({"cpus": (0, -1)}, ValueError, "cpus must name both CPUs or neither"),
         ({"samples": "vector"}, ValueError, "samples must be one of 'preallocated', 'growing'"),
         ({"work_ns": (1, 2)}, ValueError, "work_ns needs one value per stage"),
         ({"hold_ns": -1}, ValueError, "hold_ns must be >= 0"),
@@ -185,3 +186,30 @@ def test_wait_policies_come_from_the_core() -> None:
         "backoff": lib.LL_WAIT_BACKOFF,
     }
     assert "sleep" not in BENCH_WAITS and set(BENCH_WAITS) < set(WAITS)
+
+
+def test_every_cpu_pair_is_checked_by_one_rule_with_one_message() -> None:
+    """The pipeline, the ring and payload benchmarks take the same forms of a
+    CPU pair (a tuple or list, (-1, -1) unpinned) and refuse the same ones
+    with the same message (lowlat.core.affinity.cpu_pair)."""
+    from lowlat.experiments import payload, queues
+
+    calls = {
+        "pipeline": lambda cpus: pl.run(pl.best_config(ticks=10), cpus=cpus),
+        "spsc": lambda cpus: queues.spsc_throughput(64, 100, cpus=cpus, wait="yield"),
+        "payload": lambda cpus: payload.payload_run("index", 100, cpus=cpus, wait="yield"),
+    }
+    for call in calls.values():
+        call([0, 0])
+        call((-1, -1))
+        with pytest.raises(ValueError, match=r"^cpus must name both CPUs or neither"):
+            call((0, -1))
+        with pytest.raises(TypeError, match=r"^cpus must be a \(producer, consumer\) pair or None"):
+            call((0, 1, 2))
+        with pytest.raises(ValueError, match=r"^cpus\[0\] \(producer CPU\) 4096 is outside this process's affinity"):
+            call((4096, 0))
+
+
+def test_floor_refuses_a_sleeping_wait_in_python() -> None:
+    with pytest.raises(ValueError, match="floor\\(\\) cannot wait by sleeping"):
+        pl.floor(pl.best_config(ticks=10), consumer_wait="sleep")

@@ -302,3 +302,17 @@ def test_concurrent_producers_never_corrupt_the_ring() -> None:
     assert len(refused) == 3
     (k,) = set(range(4)) - set(refused)
     assert len(q) == 10_000 and list(q.pop_array(1 << 16)) == [k * 100_000 + i for i in range(10_000)]
+
+
+def test_ring_flags_is_the_one_builder_of_the_layout_bits() -> None:
+    from lowlat.core._lib import lib
+    from lowlat.core.spsc import ring_flags
+
+    assert ring_flags() == 0
+    assert ring_flags(padded=False, cached=False) == lib.LL_SPSC_UNPADDED | lib.LL_SPSC_NO_CACHE
+    assert ring_flags(spread=True) == lib.LL_SPSC_SPREAD and ring_flags(adjacent=True) == lib.LL_SPSC_ADJACENT
+    assert ring_flags(padded=False, spread=True) == lib.LL_SPSC_UNPADDED  # placement is for padded cursors
+    with pytest.raises(ValueError, match="ask for one at most"):
+        ring_flags(spread=True, adjacent=True)
+    with pytest.raises(TypeError, match="cached must be True or False, got int 0"):
+        ring_flags(cached=0)  # type: ignore[arg-type]

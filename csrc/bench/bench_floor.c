@@ -37,7 +37,7 @@ static void *floor_producer(void *arg)
 {
     struct floor *f = arg;
     const ll_floor_cfg *c = f->cfg;
-    f->producer_pinned = ll_pin_if(c->producer_cpu);
+    f->producer_pinned = ll_pin_if(c->pair.producer_cpu);
     if (!ll_duo_arrive(&f->duo))
         return NULL;
     const struct ll_stamp *clk = &f->clk;
@@ -50,7 +50,7 @@ static void *floor_producer(void *arg)
         uint64_t due = start + (uint64_t)((double)i * interval);
         unsigned spins = 0, polls = 0;
         while (ll_stamp_now(clk) < due) { /* the pipeline's pacing, unchanged */
-            ll_wait_once(c->wait, &spins);
+            ll_wait_once(c->pair.producer_wait, &spins);
             if (++polls % POLL_WAITS == 0 && ll_stop_requested())
                 goto end;
         }
@@ -70,7 +70,7 @@ static void *floor_consumer(void *arg)
 {
     struct floor *f = arg;
     const ll_floor_cfg *c = f->cfg;
-    f->consumer_pinned = ll_pin_if(c->consumer_cpu);
+    f->consumer_pinned = ll_pin_if(c->pair.consumer_cpu);
     if (!ll_duo_arrive(&f->duo))
         return NULL;
     const struct ll_stamp *clk = &f->clk;
@@ -93,7 +93,7 @@ static void *floor_consumer(void *arg)
         if (atomic_load_explicit(&f->done, memory_order_acquire) &&
             atomic_load_explicit(&f->due, memory_order_acquire) == last)
             break;
-        ll_wait_once(c->wait, &spins);
+        ll_wait_once(c->pair.consumer_wait, &spins);
         if (++polls % POLL_WAITS == 0 && ll_stop_requested())
             break;
     }
@@ -105,7 +105,7 @@ static void *floor_consumer(void *arg)
 int ll_bench_pipeline_floor(const ll_floor_cfg *cfg, ll_hist *lat, ll_floor_result *out)
 {
     if (!cfg || !lat || !out || cfg->ticks == 0 || !(cfg->rate_per_s > 0.0 && cfg->rate_per_s <= 1e9) ||
-        !ll_wait_bench_ok(cfg->wait) || (cfg->clock != LL_CLOCK_MONOTONIC && cfg->clock != LL_CLOCK_TSC))
+        !ll_pair_ok(&cfg->pair, 1) || (cfg->clock != LL_CLOCK_MONOTONIC && cfg->clock != LL_CLOCK_TSC))
         return LL_EINVAL;
     memset(out, 0, sizeof *out);
     struct floor *f = ll_alloc_lines(sizeof *f);

@@ -10,14 +10,13 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "ll_pair.h"
 
 typedef struct {
-    uint64_t ticks;    /* ticks to send */
-    double rate_per_s; /* the schedule: tick i due at start + i / rate */
-    int producer_cpu;  /* -1: not pinned */
-    int consumer_cpu;
-    int wait;  /* enum ll_wait_policy, both sides */
-    int clock; /* enum ll_stamp_clock (pipeline.h): the pipeline's stamps */
+    uint64_t ticks;         /* ticks to send */
+    double rate_per_s;      /* the schedule: tick i due at start + i / rate */
+    ll_pair_placement pair; /* CPUs and waits (producer: for the due time; consumer: for a change) */
+    int clock;              /* enum ll_stamp_clock (pipeline.h): the pipeline's stamps */
 } ll_floor_cfg;
 
 typedef struct {

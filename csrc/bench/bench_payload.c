@@ -42,6 +42,7 @@ struct payload {
 
 struct side {
     struct payload *p;
+    int wait; /* this side's, from cfg->pair */
     uint64_t waits;
     uint64_t errors;
     uint64_t moved;
@@ -78,7 +79,7 @@ static inline __attribute__((always_inline)) bool send(struct side *s, uint64_t 
     while (kind == LL_PAYLOAD_INDEX ? !ll_spsc__push1(p->q, &idx, sizeof idx)
                                     : !ll_spsc__push1(p->q, &local, sizeof local)) {
         s->waits++;
-        ll_wait_once(p->cfg->wait, &spins);
+        ll_wait_once(s->wait, &spins);
         if (LL_STOP_POLL(s->waits, POLL_WAITS))
             return false;
     }
@@ -96,7 +97,7 @@ static inline __attribute__((always_inline)) bool receive(struct side *s, uint64
         uint32_t idx;
         while (!ll_spsc__pop1(p->q, &idx, sizeof idx)) {
             s->waits++;
-            ll_wait_once(p->cfg->wait, &spins);
+            ll_wait_once(s->wait, &spins);
             if (LL_STOP_POLL(s->waits, POLL_WAITS))
                 return false;
         }
@@ -107,7 +108,7 @@ static inline __attribute__((always_inline)) bool receive(struct side *s, uint64
         ll_msg64 m;
         while (!ll_spsc__pop1(p->q, &m, sizeof m)) {
             s->waits++;
-            ll_wait_once(p->cfg->wait, &spins);
+            ll_wait_once(s->wait, &spins);
             if (LL_STOP_POLL(s->waits, POLL_WAITS))
                 return false;
         }
@@ -166,7 +167,7 @@ static bool side_start(struct side *s, int cpu)
 static void *tp_producer(void *arg)
 {
     struct side *s = arg;
-    if (side_start(s, s->p->cfg->producer_cpu))
+    if (side_start(s, s->p->cfg->pair.producer_cpu))
         BY_KIND(s, tp_produce);
     return NULL;
 }
@@ -174,7 +175,7 @@ static void *tp_producer(void *arg)
 static void *tp_consumer(void *arg)
 {
     struct side *s = arg;
-    if (!side_start(s, s->p->cfg->consumer_cpu))
+    if (!side_start(s, s->p->cfg->pair.consumer_cpu))
         return NULL;
     BY_KIND(s, tp_consume);
     s->t_end = ll_now_ns();
@@ -203,7 +204,7 @@ static inline __attribute__((always_inline)) void rt_ping(struct side *s, int ki
         unsigned spins = 0;
         while (!ll_spsc_pop_u64_inline(p->back, &v)) {
             s->waits++;
-            ll_wait_once(p->cfg->wait, &spins);
+            ll_wait_once(s->wait, &spins);
             if (LL_STOP_POLL(s->waits, POLL_WAITS)) {
                 s->stopped = 1;
                 goto end;
@@ -233,7 +234,7 @@ static inline __attribute__((always_inline)) void rt_pong(struct side *s, int ki
         s->moved = i;
         unsigned spins = 0;
         while (!ll_spsc_push_u64_inline(p->back, value)) { /* never full: one answer in flight */
-            ll_wait_once(p->cfg->wait, &spins);
+            ll_wait_once(s->wait, &spins);
             if (LL_STOP_POLL(++s->waits, POLL_WAITS)) {
                 s->stopped = 1;
                 return;
@@ -245,7 +246,7 @@ static inline __attribute__((always_inline)) void rt_pong(struct side *s, int ki
 static void *rt_pinger(void *arg)
 {
     struct side *s = arg;
-    if (side_start(s, s->p->cfg->producer_cpu))
+    if (side_start(s, s->p->cfg->pair.producer_cpu))
         BY_KIND(s, rt_ping);
     return NULL;
 }
@@ -253,7 +254,7 @@ static void *rt_pinger(void *arg)
 static void *rt_ponger(void *arg)
 {
     struct side *s = arg;
-    if (side_start(s, s->p->cfg->consumer_cpu))
+    if (side_start(s, s->p->cfg->pair.consumer_cpu))
         BY_KIND(s, rt_pong);
     return NULL;
 }
@@ -264,7 +265,7 @@ static int check_cfg(const ll_payload_cfg *c)
 {
     if (!c || c->items == 0 || c->capacity < 2 || c->capacity > ((size_t)1 << 30) ||
         (c->capacity & (c->capacity - 1)) || (c->kind != LL_PAYLOAD_STRUCT64 && c->kind != LL_PAYLOAD_INDEX) ||
-        (c->round_trip != 0 && c->round_trip != 1) || !ll_wait_bench_ok(c->wait))
+        (c->round_trip != 0 && c->round_trip != 1) || !ll_pair_ok(&c->pair, 1))
         return LL_EINVAL;
     return LL_OK;
 }
@@ -290,6 +291,8 @@ int ll_bench_payload(const ll_payload_cfg *cfg, ll_hist *rtt_ns, ll_payload_resu
     memset(&prod, 0, sizeof prod);
     memset(&cons, 0, sizeof cons);
     prod.p = cons.p = &p;
+    prod.wait = cfg->pair.producer_wait;
+    cons.wait = cfg->pair.consumer_wait;
     prod.rtt = rtt_ns;
     int rc;
     if (!p.q || (cfg->round_trip && !p.back) || (index && !p.pool))

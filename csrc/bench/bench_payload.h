@@ -2,8 +2,8 @@
  * messages against a ring of 32-bit indices into a preallocated pool of the
  * same messages, between two C threads.  Throughput (items/s) or round trip
  * (ns, one message in flight).  Python chooses the parameters, C runs the
- * loops (its own threads, its own clock).  `wait` is an enum ll_wait_policy
- * (ll_wait.h) other than LL_WAIT_SLEEP. */
+ * loops (its own threads, its own clock).  The waits (ll_pair.h) are enum
+ * ll_wait_policy (ll_wait.h) other than LL_WAIT_SLEEP. */
 #ifndef LL_BENCH_PAYLOAD_H
 #define LL_BENCH_PAYLOAD_H
 
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "ll_pair.h"
 
 /* One message: a whole 64-byte cache line. */
 typedef struct {
@@ -25,13 +26,11 @@ enum ll_payload_kind {
 };
 
 typedef struct {
-    int kind;         /* enum ll_payload_kind */
-    int round_trip;   /* 0: throughput; 1: ping-pong, the answer travels back on a uint64 ring */
-    size_t capacity;  /* ring slots (power of two, 2..2^30); the index ring's pool holds 2 * capacity */
-    uint64_t items;   /* messages (throughput) or round trips */
-    int producer_cpu; /* -1: not pinned */
-    int consumer_cpu;
-    int wait; /* enum ll_wait_policy */
+    int kind;               /* enum ll_payload_kind */
+    int round_trip;         /* 0: throughput; 1: ping-pong, the answer travels back on a uint64 ring */
+    size_t capacity;        /* ring slots (power of two, 2..2^30); the index ring's pool holds 2 * capacity */
+    uint64_t items;         /* messages (throughput) or round trips */
+    ll_pair_placement pair; /* CPUs and waits (round trip: the pinger is the producer) */
 } ll_payload_cfg;
 
 typedef struct {

@@ -1,8 +1,8 @@
 /* bench_spsc.h - the SPSC ring measured between two C threads: throughput,
  * round trip, and the floor under both, one cache line bounced from core to
  * core.  Python chooses the parameters, C runs the loop (its own threads,
- * its own clock).  All times are in ns.  `wait` is an enum ll_wait_policy
- * (ll_wait.h) other than LL_WAIT_SLEEP. */
+ * its own clock).  All times are in ns.  The waits (ll_pair.h) are enum
+ * ll_wait_policy (ll_wait.h) other than LL_WAIT_SLEEP. */
 #ifndef LL_BENCH_SPSC_H
 #define LL_BENCH_SPSC_H
 
@@ -10,18 +10,17 @@
 #include <stdint.h>
 
 #include "hist.h"
+#include "ll_pair.h"
 
 typedef struct {
-    size_t capacity;  /* ring capacity (power of two) */
-    uint64_t items;   /* records moved (throughput) or round trips (rtt) */
-    unsigned flags;   /* ll_spsc_create's (no layout flag: ll_spsc_default_layout()) */
-    int producer_cpu; /* -1: not pinned */
-    int consumer_cpu;
-    int wait;      /* enum ll_wait_policy */
-    size_t batch;  /* 0: per-record calls; n: push_many/pop_many of n */
-    int api;       /* per-record calls: 0 the inlined u64 path, 1 the exported
+    size_t capacity;        /* ring capacity (power of two) */
+    uint64_t items;         /* records moved (throughput) or round trips (rtt) */
+    unsigned flags;         /* ll_spsc_create's (no layout flag: ll_spsc_default_layout()) */
+    ll_pair_placement pair; /* CPUs and waits; rtt: the pinger is the producer, the ponger the consumer */
+    size_t batch;           /* 0: per-record calls; n: push_many/pop_many of n */
+    int api;                /* per-record calls: 0 the inlined u64 path, 1 the exported
                     * ll_spsc_try_push_u64/try_pop_u64 (a call, as a library user makes) */
-    size_t refill; /* per-record calls: after finding the ring full, the producer waits until
+    size_t refill;          /* per-record calls: after finding the ring full, the producer waits until
                     * this many slots are free (0 or 1: it retries at once); <= capacity */
 } ll_spsc_bench_cfg;
 

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "ll_arch.h"
 #include "ll_common.h"
+#include "ll_pair.h"
 #include "ll_wait.h"
 
 /* xorshift64*: a fast, seedable generator; quality is ample for picking
@@ -30,14 +31,29 @@ static inline uint64_t ll_rng_next(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* One failed attempt's wait, per enum ll_wait_policy.  `spins` counts the
- * attempts of the current wait (reset it to 0 when the wait ends). */
 /* The policies a benchmark loop accepts: all but sleeping (a 1 us nap
  * would be what it measures). */
 static inline int ll_wait_bench_ok(int w)
 {
     return (w >= LL_WAIT_SPIN && w <= LL_WAIT_SPIN_YIELD) || w == LL_WAIT_BACKOFF;
 }
+
+/* The one check of a two-thread placement (ll_pair.h): each CPU -1 (not
+ * pinned) or an online CPU, each wait a policy (with `bench`, one a
+ * benchmark loop accepts: ll_wait_bench_ok). */
+static inline int ll_pair_ok(const ll_pair_placement *p, int bench)
+{
+    int n = ll_cpu_count();
+    for (int i = 0; i < 2; i++) {
+        int cpu = i ? p->consumer_cpu : p->producer_cpu, w = i ? p->consumer_wait : p->producer_wait;
+        if (cpu < -1 || cpu >= n || !(bench ? ll_wait_bench_ok(w) : w >= LL_WAIT_SPIN && w <= LL_WAIT_BACKOFF))
+            return 0;
+    }
+    return 1;
+}
+
+/* One failed attempt's wait, per enum ll_wait_policy.  `spins` counts the
+ * attempts of the current wait (reset it to 0 when the wait ends). */
 
 static inline void ll_wait_once(int policy, unsigned *spins)
 {

@@ -10,6 +10,7 @@ reports them.
 
 from lowlat.bench.keys import KEYS
 from lowlat.bench.report import format_table, progress_to_stderr, write_json
+from lowlat.bench.results import BenchResults, StepFailure
 from lowlat.bench.suite import run_all
 
-__all__ = ["KEYS", "format_table", "progress_to_stderr", "run_all", "write_json"]
+__all__ = ["KEYS", "BenchResults", "StepFailure", "format_table", "progress_to_stderr", "run_all", "write_json"]

@@ -8,6 +8,7 @@ import math
 import sys
 
 from lowlat.bench.keys import KEYS, MAY_BE_NULL, NEEDS_TWO_CPUS
+from lowlat.bench.results import BenchResults
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -25,22 +26,35 @@ def _fmt(value: float, unit: str) -> str:
 
 
 def format_table(results: dict[str, float]) -> str:
-    """The results as an aligned text table, one key per line."""
+    """The results as an aligned text table, one key per line; the keys of a
+    step that failed say "failed", and the failures follow, one line each."""
+    failures = results.failures if isinstance(results, BenchResults) else []
+    failed = {k for f in failures for k in f.keys}
     lines = [f"{'key':32} {'value':>14}  meaning", "-" * 90]
     for k, (unit, meaning) in KEYS.items():
-        if k in results and k in MAY_BE_NULL and math.isnan(results[k]):
+        if k in failed:
+            lines.append(f"{k:32} {'failed':>14}  {meaning}")
+        elif k in results and k in MAY_BE_NULL and math.isnan(results[k]):
             lines.append(f"{k:32} {'unavailable':>14}  {meaning}")
         elif k in results:
             lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning}")
         elif k in NEEDS_TWO_CPUS and results:
             lines.append(f"{k:32} {'unavailable':>14}  {meaning}: needs two usable CPUs")
+    lines += [f"FAILED: {f.line()}" for f in failures]
     return "\n".join(lines)
 
 
 def write_json(results: dict[str, float], path: str) -> None:
     """The results as sorted, indented JSON at ``path``; a value that is not a
-    number (NaN: nothing to measure on this machine) is written as null."""
-    clean = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in results.items()}
+    number (NaN: nothing to measure on this machine, or its step failed) is
+    written as null.  When a step failed, ``failed_steps`` lists each one:
+    ``step``, ``title``, ``reason`` and the ``keys`` it left null."""
+    clean: dict[str, object] = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in results.items()}
+    failures = results.failures if isinstance(results, BenchResults) else []
+    if failures:
+        clean["failed_steps"] = [
+            {"step": f.step, "title": f.title, "reason": f.reason, "keys": list(f.keys)} for f in failures
+        ]
     with open(path, "w") as f:
         json.dump(clean, f, indent=2, sort_keys=True, allow_nan=False)
         f.write("\n")

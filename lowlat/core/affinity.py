@@ -67,20 +67,27 @@ def cpu_arg(value: Any, name: str = "cpu") -> int:
     c = int_arg(value, name, minimum=0)
     usable = usable_cpus()
     if c not in usable:
-        raise ValueError(f"{name} {c} is not a CPU this process may run on (usable: {_cpu_list(usable)})")
+        raise ValueError(f"{name} {c} is outside this process's affinity mask (usable: {_cpu_list(usable)})")
     return c
 
 
 def cpu_pair(value: Any, name: str = "cpus", roles: tuple[str, str] = ("producer", "consumer")) -> tuple[int, int]:
     """``value`` checked as a pair of CPUs for two threads (``roles`` name
-    them in messages): None gives (-1, -1), not pinned; otherwise a tuple
-    or list of two CPUs as :func:`cpu_arg` accepts them, both given (one
-    pinned and one not would measure neither placement).  The two may be
-    equal: the caller decides whether two threads may share a CPU."""
+    them in messages): None, or (-1, -1) (the C core's value), gives
+    (-1, -1), not pinned; otherwise a tuple or list of two CPUs as
+    :func:`cpu_arg` accepts them, both given (one pinned and one not would
+    measure neither placement).  The two may be equal: the caller decides
+    whether two threads may share a CPU.  The one check of a CPU pair."""
     if value is None:
         return (-1, -1)
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise TypeError(f"{name} must be a ({roles[0]}, {roles[1]}) pair of CPUs or None, got {value!r}")
-    if value[0] is None or value[1] is None:
-        raise ValueError(f"{name} must name both CPUs or be None (not pinned), got {value!r}")
-    return (cpu_arg(value[0], f"{name}[0] ({roles[0]} CPU)"), cpu_arg(value[1], f"{name}[1] ({roles[1]} CPU)"))
+        raise TypeError(f"{name} must be a ({roles[0]}, {roles[1]}) pair or None (not pinned), got {value!r}")
+    unpinned = [v is None or (isinstance(v, int) and not isinstance(v, bool) and v == -1) for v in value]
+    if all(unpinned):
+        return (-1, -1)
+    pair = tuple(
+        -1 if off else cpu_arg(v, f"{name}[{i}] ({roles[i]} CPU)") for i, (v, off) in enumerate(zip(value, unpinned))
+    )
+    if any(unpinned):
+        raise ValueError(f"{name} must name both CPUs or neither (None: not pinned), got {value!r}")
+    return (pair[0], pair[1])

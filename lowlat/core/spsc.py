@@ -49,6 +49,26 @@ def _flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
+def ring_flags(*, padded: bool = True, cached: bool = True, spread: bool = False, adjacent: bool = False) -> int:
+    """The ``flags`` of ``ll_spsc_create`` (csrc/spsc.h) for a ring's
+    layout, each choice a real bool: ``padded`` cursors on lines of their own
+    (False: one shared line, false sharing), ``cached`` remote cursor copies
+    (False: re-read on every call), and for padded cursors at most one of
+    ``spread`` (a 128-byte line pair apart) and ``adjacent`` (adjacent
+    lines); neither: :func:`default_layout`.  The one place the bits are
+    built."""
+    padded, cached = _flag(padded, "padded"), _flag(cached, "cached")
+    spread, adjacent = _flag(spread, "spread"), _flag(adjacent, "adjacent")
+    if spread and adjacent:
+        raise ValueError("spread and adjacent are two placements of the cursors: ask for one at most")
+    return (
+        (0 if padded else lib.LL_SPSC_UNPADDED)
+        | (0 if cached else lib.LL_SPSC_NO_CACHE)
+        | (lib.LL_SPSC_SPREAD if spread and padded else 0)
+        | (lib.LL_SPSC_ADJACENT if adjacent and padded else 0)
+    )
+
+
 def record_dtype(dtype: Any) -> np.dtype:
     """The record type: a numpy dtype, or an int number of bytes (an opaque
     record of that size); None means the default, uint64."""
@@ -86,11 +106,9 @@ class SpscQueue:
     def __init__(self, capacity: int, dtype: Any = np.uint64, *, padded: bool = True, cached: bool = True) -> None:
         cap = power_of_two(capacity, "capacity")
         dt = record_dtype(dtype)
-        padded = _flag(padded, "padded")
-        cached = _flag(cached, "cached")
+        flags = ring_flags(padded=padded, cached=cached)
         if cap * dt.itemsize > 2**40:
             raise ValueError(f"capacity * record size = {cap * dt.itemsize} bytes; at most 2**40 bytes are allowed")
-        flags = (0 if padded else lib.LL_SPSC_UNPADDED) | (0 if cached else lib.LL_SPSC_NO_CACHE)
         q = lib.ll_spsc_create(cap, dt.itemsize, flags)
         if q == ffi.NULL:
             raise MemoryError(f"could not allocate a ring of {cap} records of {dt.itemsize} bytes")

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from lowlat.core import toolchain
+from lowlat.core.affinity import cpu_pair
 from lowlat.core.blas import quiet_blas
 from lowlat.core.errors import check_status
 from lowlat.core.validate import int_arg, power_of_two
@@ -155,16 +156,15 @@ class Variant:
         Returns items/s; RuntimeError if a record arrived out of order."""
         if self.lib is None:
             raise RuntimeError(f"variant {self.name} is not available: {self.reason}")
-        prod, cons = bench_cpus()
+        prod, cons = cpu_pair(bench_cpus())  # the one CPU-pair check (a mask may have changed since)
+        w = wait_code(wait or default_wait())
         cfg = self.ffi.new(
             "ll_spsc_bench_cfg *",
             {
                 "capacity": power_of_two(capacity),
                 "items": int_arg(items, "items", minimum=1, maximum=10**10),
                 "flags": 0,
-                "producer_cpu": prod,
-                "consumer_cpu": cons,
-                "wait": wait_code(wait or default_wait()),
+                "pair": {"producer_cpu": prod, "consumer_cpu": cons, "producer_wait": w, "consumer_wait": w},
                 "batch": int_arg(batch, "batch", minimum=0, maximum=capacity),
                 "api": 0,
             },

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lowlat.core._lib import ffi, lib
-from lowlat.core.affinity import cpu_count, usable_cpus
+from lowlat.core.affinity import cpu_pair
 from lowlat.core.blas import quiet_blas
 from lowlat.core.errors import check_status
 from lowlat.core.hist import Histogram
@@ -79,7 +79,8 @@ def payload_run(
     messages (``kind="index"``).  ``round_trip``: one message in flight, its
     value sent back on a second ring, every round trip timed into ``rtt``.
     Pinned as :func:`lowlat.machine.placement.bench_cpus` says (unpinned with one
-    usable CPU) unless ``cpus=(producer, consumer)`` (-1: unpinned).
+    usable CPU) unless ``cpus=(producer, consumer)`` ((-1, -1): unpinned; checked by
+    :func:`lowlat.core.affinity.cpu_pair`).
     ``wait`` one of spin, yield, spin_yield (default: spin with a CPU per
     thread, else yield)."""
     if kind not in KINDS:
@@ -88,15 +89,8 @@ def payload_run(
     cap = power_of_two(capacity, "capacity")
     if cap > 1 << 30:
         raise ValueError(f"capacity must be at most 2**30 (the pool is indexed by uint32), got {cap}")
-    if cpus is not None:
-        usable = usable_cpus()
-        for c in cpus:
-            int_arg(c, "cpu", minimum=-1, maximum=cpu_count() - 1)
-            if c >= 0 and c not in usable:
-                raise ValueError(f"cpus {cpus}: CPU {c} is outside this process's affinity mask")
-        prod, cons = cpus
-    else:
-        prod, cons = pins(pin)
+    prod, cons = cpu_pair(cpus) if cpus is not None else pins(pin)
+    w = wait_code(wait or default_wait())
     cfg = ffi.new(
         "ll_payload_cfg *",
         {
@@ -104,9 +98,7 @@ def payload_run(
             "round_trip": int(bool(round_trip)),
             "capacity": cap,
             "items": n,
-            "producer_cpu": prod,
-            "consumer_cpu": cons,
-            "wait": wait_code(wait or default_wait()),
+            "pair": {"producer_cpu": prod, "consumer_cpu": cons, "producer_wait": w, "consumer_wait": w},
         },
     )
     h = Histogram(1, 10**10, 3) if round_trip else None

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from lowlat.core._lib import ffi, lib
-from lowlat.core.affinity import cpu_count, probe_pinning, usable_cpus
+from lowlat.core.affinity import cpu_pair, probe_pinning, usable_cpus
 from lowlat.core.blas import quiet_blas
 from lowlat.core.errors import check_status
 from lowlat.core.hist import Histogram
-from lowlat.core.spsc import SpscQueue, _flag
+from lowlat.core.spsc import SpscQueue, ring_flags
 from lowlat.core.validate import int_arg, power_of_two
 from lowlat.core.wait import wait_code
 from lowlat.experiments.common import ns, pins
@@ -74,36 +74,17 @@ def _spsc_cfg(
     adjacent: bool = False,
 ):
     capacity = power_of_two(capacity)
-    spread, adjacent = _flag(spread, "spread"), _flag(adjacent, "adjacent")
-    if spread and adjacent:
-        raise ValueError("spread and adjacent are two placements of the cursors: ask for one at most")
+    flags = ring_flags(padded=padded, cached=cached, spread=spread, adjacent=adjacent)
     refill = int_arg(refill, "refill", minimum=0, maximum=capacity)
-    if cpus is not None:
-        n = cpu_count()
-        for c in cpus:
-            int_arg(c, "cpu", minimum=-1, maximum=n - 1)
-        usable = usable_cpus()
-        outside = [c for c in cpus if c >= 0 and c not in usable]
-        if outside:
-            raise ValueError(
-                f"cpus {cpus}: CPU {outside[0]} is outside this process's affinity mask "
-                f"(usable: {', '.join(map(str, usable))}); -1 leaves a side unpinned"
-            )
-        prod, cons = cpus
-    else:
-        prod, cons = pins(pin)
+    prod, cons = cpu_pair(cpus) if cpus is not None else pins(pin)
+    w = wait_code(wait or default_wait())
     return ffi.new(
         "ll_spsc_bench_cfg *",
         {
             "capacity": capacity,
             "items": int_arg(items, "items", minimum=1),
-            "flags": (0 if padded else lib.LL_SPSC_UNPADDED)
-            | (0 if cached else lib.LL_SPSC_NO_CACHE)
-            | (lib.LL_SPSC_SPREAD if spread and padded else 0)
-            | (lib.LL_SPSC_ADJACENT if adjacent and padded else 0),
-            "producer_cpu": prod,
-            "consumer_cpu": cons,
-            "wait": wait_code(wait or default_wait()),
+            "flags": flags,
+            "pair": {"producer_cpu": prod, "consumer_cpu": cons, "producer_wait": w, "consumer_wait": w},
             "batch": int_arg(batch, "batch", minimum=0),
             "api": int(bool(api)),
             "refill": refill,
@@ -130,8 +111,9 @@ def spsc_throughput(
     checks order.  batch=0: one try_push/try_pop per record (``api``: the
     exported ``ll_spsc_try_push/try_pop``, a call per record as a library
     user makes; else the inlined path); batch=n: push_many/pop_many of n.
-    ``cpus=(p, c)`` pins producer and consumer to those CPUs (-1: unpinned;
-    the same CPU twice puts both on one core) and overrides ``pin``.
+    ``cpus=(p, c)`` pins producer and consumer to those CPUs ((-1, -1):
+    unpinned; the same CPU twice puts both on one core; checked by
+    :func:`lowlat.core.affinity.cpu_pair`) and overrides ``pin``.
     ``spread`` / ``adjacent``: the padded cursors a 128-byte line pair apart
     / on adjacent lines (at most one; ignored when not ``padded``); neither:
     the placement :func:`lowlat.core.spsc.default_layout` names for this CPU.  ``refill`` (per-record
@@ -197,16 +179,12 @@ def c2c_between(cpu_a: int, cpu_b: int, round_trips: int = 20_000, *, wait: str 
     CPUs or pinning does not work here (macOS): an unpinned figure would not
     say which pair it measured.  ValueError for the same CPU twice or a CPU
     outside this process's affinity mask."""
-    usable = usable_cpus()
-    a = int_arg(cpu_a, "cpu_a", minimum=0, maximum=cpu_count() - 1)
-    b = int_arg(cpu_b, "cpu_b", minimum=0, maximum=cpu_count() - 1)
+    a, b = cpu_pair((cpu_a, cpu_b), "(cpu_a, cpu_b)", ("a", "b"))
+    if a < 0:
+        raise ValueError("cpu_a and cpu_b must be CPUs: a core-to-core latency needs both ends pinned")
     if a == b:
         raise ValueError(f"cpu_a and cpu_b must differ, got {a} twice (one CPU hands nothing to another)")
-    outside = [c for c in (a, b) if c not in usable]
-    if outside:
-        raise ValueError(
-            f"CPU {outside[0]} is outside this process's affinity mask (usable: {', '.join(map(str, usable))})"
-        )
+    usable = usable_cpus()
     n = int_arg(round_trips, "round_trips", minimum=1)
     if len(usable) < 2 or not (probe_pinning(a).works and probe_pinning(b).works):
         return math.nan

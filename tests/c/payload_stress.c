@@ -24,7 +24,8 @@ int main(int argc, char **argv)
     for (int kind = LL_PAYLOAD_STRUCT64; kind <= LL_PAYLOAD_INDEX; kind++) {
         for (int rt = 0; rt <= 1; rt++) {
             for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-                ll_payload_cfg cfg = {kind, rt, caps[c], rt ? items / 10 + 1 : items, -1, -1, LL_WAIT_SPIN_YIELD};
+                ll_payload_cfg cfg = {
+                    kind, rt, caps[c], rt ? items / 10 + 1 : items, {-1, -1, LL_WAIT_SPIN_YIELD, LL_WAIT_SPIN_YIELD}};
                 ll_payload_result out;
                 int rc = ll_bench_payload(&cfg, NULL, &out);
                 uint64_t n = cfg.items, want = n * (n + 1) / 2;

@@ -141,10 +141,10 @@ int main(int argc, char **argv)
         .producer_mode = LL_PRODUCER_CLOSED,
         .rate_per_s = 1e6,
         .full_policy = LL_FULL_WAIT,
-        .producer_wait = LL_WAIT_SPIN_YIELD,
-        .consumer_wait = LL_WAIT_SPIN_YIELD,
-        .producer_cpu = -1,
-        .consumer_cpu = -1,
+        .pair = {.producer_cpu = -1,
+                 .consumer_cpu = -1,
+                 .producer_wait = LL_WAIT_SPIN_YIELD,
+                 .consumer_wait = LL_WAIT_SPIN_YIELD},
         .capacity = 64,
         .pool_blocks = 256,
         .hold_ns = 0,
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 
     run("closed, wait, spin_yield", base);
     c = base;
-    c.producer_wait = c.consumer_wait = LL_WAIT_YIELD;
+    c.pair.producer_wait = c.pair.consumer_wait = LL_WAIT_YIELD;
     c.sample_mode = LL_SAMPLES_GROWING;
     c.sample_capacity = ticks / 2;
     run("closed, yield, growing (half kept)", c);
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
     run("open, pool runs dry, stage work", c);
     c = base;
     c.ticks = ticks / 10 + 1;
-    c.producer_wait = c.consumer_wait = LL_WAIT_SLEEP;
+    c.pair.producer_wait = c.pair.consumer_wait = LL_WAIT_SLEEP;
     c.sample_capacity = 0;
     run("closed, sleep, no samples", c);
 

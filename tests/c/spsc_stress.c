@@ -156,7 +156,7 @@ int main(int argc, char **argv)
         errors += run(items / 10, 64, sizes[i], 0, 0);
 
     /* The benchmark loops: gate, counters, ping-pong, c2c, contended mutex. */
-    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, -1, -1, LL_WAIT_SPIN_YIELD, 0, 0, 0};
+    ll_spsc_bench_cfg cfg = {1024, items / 10, 0, {-1, -1, LL_WAIT_SPIN_YIELD, LL_WAIT_SPIN_YIELD}, 0, 0, 0};
     ll_spsc_bench_result r;
     if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
         fprintf(stderr, "bench throughput failed\n");
@@ -200,7 +200,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench rtt (exported calls) failed\n");
         errors++;
     }
-    ll_floor_cfg fc = {20000, 200000.0, -1, -1, LL_WAIT_SPIN_YIELD, LL_CLOCK_TSC};
+    ll_floor_cfg fc = {20000, 200000.0, {-1, -1, LL_WAIT_SPIN_YIELD, LL_WAIT_SPIN_YIELD}, LL_CLOCK_TSC};
     ll_floor_result fr;
     ll_hist *lat = ll_hist_create(1, 3600000000000ULL, 3);
     if (!lat || ll_bench_pipeline_floor(&fc, lat, &fr) != 0 || fr.seen + fr.missed != fc.ticks || fr.seen == 0) {

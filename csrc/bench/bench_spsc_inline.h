@@ -1,0 +1,66 @@
+/* bench_spsc_inline.h - internal to the SPSC benchmarks (bench_spsc.c: the
+ * throughput and one-thread loops; bench_rtt.c: the round trip and the
+ * core-to-core bounce): what both compile into their loops.  Everything is
+ * static inline, so no loop pays a call for the split into two files. */
+#ifndef LL_BENCH_SPSC_INLINE_H
+#define LL_BENCH_SPSC_INLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench_spsc.h"
+#include "hist.h"
+#include "ll_common.h"
+#include "ll_util.h"
+#include "spsc_inline.h"
+#include "stop.h"
+
+/* The stop flag (stop.h) is polled every POLL_ITEMS records or round trips
+ * and every POLL_WAITS failed attempts of a wait: a stopped side leaves at
+ * once, and its partner, then waiting for it, leaves at its next poll.  What
+ * was moved before the stop is what the results count. */
+enum { POLL_ITEMS = 4096, POLL_WAITS = 64 };
+#define LL_STOP_POLL(count, every) ((count) % (every) == 0 && ll_stop_requested())
+
+/* One record through the inlined hot path (api = 0) or the exported API
+ * (api = 1: ll_spsc_try_push_u64 / try_pop_u64, a call into spsc.c, what a
+ * user of the library pays).  Always
+ * inlined with a constant api, so each loop below exists twice, without a
+ * per-record branch on it. */
+static inline __attribute__((always_inline)) bool ll_bench_push_item(ll_spsc *q, uint64_t v, int api)
+{
+    return api ? ll_spsc_try_push_u64(q, v) : ll_spsc_push_u64_inline(q, v);
+}
+
+static inline __attribute__((always_inline)) bool ll_bench_pop_item(ll_spsc *q, uint64_t *v, int api)
+{
+    return api ? ll_spsc_try_pop_u64(q, v) : ll_spsc_pop_u64_inline(q, v);
+}
+
+/* One side of a two-thread SPSC benchmark. */
+struct spsc_side {
+    ll_spsc *q;    /* throughput: the ring; rtt: the ring this side pushes to */
+    ll_spsc *back; /* rtt: the ring this side pops from */
+    const ll_spsc_bench_cfg *cfg;
+    struct ll_duo *duo;
+    uint64_t *buf; /* batch buffer (batch records), allocated by the caller */
+    uint64_t waits;
+    uint64_t errors;
+    uint64_t moved; /* records received (throughput) or round trips done (rtt) */
+    int stopped;
+    uint64_t t_end;
+    int pinned;
+    ll_hist *rtt;
+    uint64_t rtt_total_ns;
+};
+
+/* The check both entry points make of a config: 1 when it is valid. */
+static inline int ll_bench_spsc_cfg_ok(const ll_spsc_bench_cfg *cfg)
+{
+    if (!cfg || cfg->items == 0 || cfg->capacity < 2 || (cfg->capacity & (cfg->capacity - 1)) ||
+        cfg->refill > cfg->capacity || !ll_pair_ok(&cfg->pair, 1))
+        return 0;
+    return 1;
+}
+
+#endif
