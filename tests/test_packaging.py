@@ -48,8 +48,8 @@ def test_environment_yml_names_the_pyproject_packages() -> None:
     # environment.yml pins Python 3.11: back-ports for older Pythons are not wanted there.
     wanted = {_name(r) for r in proj["dependencies"] if "python_version < '3.11'" not in r}
     for name, extra in proj["optional-dependencies"].items():
-        if name == "dev":
-            continue  # authors' lint and type tools: not part of the learner's environment
+        if name in ("dev", "gpu"):
+            continue  # authors' lint and type tools, and torch for a CUDA GPU (optional): not in the learner's environment
         wanted |= {_name(r) for r in extra}
     have = _environment_packages()
     assert wanted - have == set(), f"environment.yml lacks {sorted(wanted - have)}"
