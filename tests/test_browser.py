@@ -5,7 +5,9 @@ Chromium headless through Playwright, opens chapter 01, runs every cell from
 the Run menu, and checks that no cell failed, that the plots rendered as
 images, and that the Chinese glosses render as glyphs, not as empty boxes
 (they need a CJK font: Debian/Ubuntu ``fonts-wqy-microhei`` or
-``fonts-noto-cjk``).  A screenshot is kept in ``test-artifacts/`` (CI's
+``fonts-noto-cjk``; without one only that check is skipped, with a
+warning, and the rest of the test still decides).  ``LOWLAT_CHROMIUM`` names
+another Chromium than ``/usr/bin/chromium``.  A screenshot is kept in ``test-artifacts/`` (CI's
 artefact)."""
 
 from __future__ import annotations
@@ -18,16 +20,17 @@ import subprocess
 import sys
 import time
 import urllib.request
+import warnings
 from pathlib import Path
 
 import pytest
+
+from lowlat.machine.doctor import CJK_HINT, cjk_font
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LOWLAT_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOK = "01_budgets.ipynb"
-
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _free_port() -> int:
@@ -96,6 +99,8 @@ def lab(tmp_path: Path):
     log.close()
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_chapter_01_runs_in_jupyterlab(lab) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -166,13 +171,27 @@ def _check_glosses(page) -> None:
     assert glosses, "chapter 01 has no Chinese gloss to check"
     drawn = page.evaluate(_GLOSS_PIXELS, glosses[:8])
     if not any(drawn):
-        if (
-            shutil.which("fc-list")
-            and not subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout.strip()
-        ):
-            pytest.skip(
-                "!!! GLOSS CHECK SKIPPED: no CJK font here, the Chinese glosses show as empty boxes "
-                "(Debian/Ubuntu: apt-get install fonts-wqy-microhei)"
+        has_cjk, _ = cjk_font()
+        if has_cjk is False:
+            # Only this check is skipped: the notebook ran and its plots rendered, so the test passes.
+            warnings.warn(
+                f"!!! GLOSS CHECK SKIPPED: no CJK font here, the Chinese glosses show as empty boxes ({CJK_HINT})",
+                UserWarning,
+                stacklevel=1,
             )
+            return
         raise AssertionError(f"the glosses {glosses[:8]} render as empty boxes although a CJK font is installed")
     assert all(drawn), f"some glosses render as empty boxes: {[g for g, d in zip(glosses, drawn) if not d]}"
+
+
+@pytest.mark.skipif(shutil.which("fc-list") is None, reason="no fc-list here")
+def test_the_font_check_reads_fc_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the doctor, the tour and the gloss check ask: a fake fc-list
+    with and without a Chinese font."""
+    fake = tmp_path / "fc-list"
+    fake.write_text("#!/bin/sh\nprintf 'WenQuanYi Micro Hei,WenQuanYi Micro Hei Light\\n'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert cjk_font() == (True, "WenQuanYi Micro Hei")
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    assert cjk_font() == (False, "none found")

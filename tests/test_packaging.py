@@ -82,3 +82,35 @@ def test_sdist_ships_the_c_sources(tmp_path: Path) -> None:
         rel = src.relative_to(ROOT).as_posix()
         assert rel in names, f"{rel} missing from the sdist"
     assert "lowlat/core/_build.py" in names
+
+
+def test_the_wheel_carries_the_c_sources(tmp_path: Path) -> None:
+    """setup.py's build step copies csrc/**/*.c|h into the package
+    (lowlat/core/csrc/), where toolchain.CSRC and the build script look
+    first: an installed wheel builds the variants, demos and exercises' core
+    sources from there."""
+    res = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    shipped = tmp_path / "lowlat/core/csrc"
+    sources = [p.relative_to(ROOT / "csrc") for p in (ROOT / "csrc").rglob("*") if p.suffix in (".c", ".h")]
+    missing = [str(rel) for rel in sources if not (shipped / rel).is_file()]
+    assert sources and not missing, f"not in the built package: {missing}"
+    assert (tmp_path / "lowlat/grading/harness/grade.h").is_file()
+    for module in ("lowlat/core/toolchain.py", "lowlat/core/_build.py"):
+        assert '_PACKAGED = Path(__file__).resolve().parent / "csrc"' in (ROOT / module).read_text(), module
+
+
+def test_ci_installs_a_wheel_outside_the_repository() -> None:
+    ci = (ROOT / ".ci/run").read_text()
+    assert "bash .ci/wheel" in ci.splitlines()
+    job = (ROOT / ".ci/wheel").read_text()
+    assert job.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in job
+    for step in ("pip wheel", "--no-deps", "-m venv", 'cd "$work"', " doctor", "bench --quick --json", " grade "):
+        assert step in job, f".ci/wheel does not run {step!r}"
+    assert "pip install -e" not in job

@@ -10,23 +10,37 @@ import json
 import sys
 from pathlib import Path
 
-from tools import authoring, notebooks, readme
+from tools import authoring, indexes, notebooks, readme
 
 
 def _exercises(args: argparse.Namespace) -> int:
     if args.check:
-        problems = authoring.check()
+        problems = indexes.check(authoring.ROOT) + authoring.check()
         for p in problems:
             print(p)
         if problems:
             print("exercises/ is out of date: run `python -m tools exercises` to regenerate it from solutions/")
             return 1
-        print("exercises/ is up to date with solutions/")
+        print("exercises/ and the exercise tables are up to date with solutions/")
         return 0
+    for path in indexes.write(authoring.ROOT):  # first: solutions/ READMEs are copied into exercises/
+        print(f"  rewrote the exercise table in {path.relative_to(authoring.ROOT)}")
     written = authoring.write(force=args.force)
     print(f"regenerated exercises/ from solutions/ ({len(written)} {'file' if len(written) == 1 else 'files'} changed)")
     for path in written:
         print(f"  wrote {path.relative_to(authoring.ROOT)}")
+    return 0
+
+
+def _new_exercise(args: argparse.Namespace) -> int:
+    from tools.scaffold import new_exercise
+
+    lang = {"python": "py"}.get(args.lang, args.lang)
+    files = new_exercise(authoring.ROOT, args.chapter, args.name, lang, title=args.title or "", minutes=args.minutes)
+    folder = files[0].parent.relative_to(authoring.ROOT)
+    print(f"wrote {folder}/ ({', '.join(f.name for f in files)})")
+    print("next: python -m tools exercises (the tables and exercises/), then replace the placeholder task,")
+    print(f"      file and checks, then python -m tools sync (executes {folder}/{args.name}.ipynb)")
     return 0
 
 
@@ -72,10 +86,11 @@ def _sync(args: argparse.Namespace) -> int:
     paths = [p for p in notebooks.all_notebooks() if p.relative_to(notebooks.ROOT).parts[0] in layers]
     for p in paths:
         print(f"1/3 {p.relative_to(notebooks.ROOT)}: executed in {notebooks.execute(p):.1f} s", flush=True)
+    indexes.write(authoring.ROOT)
     written = authoring.write(force=args.force)
     print(f"2/3 regenerated exercises/ ({len(written)} {'file' if len(written) == 1 else 'files'} changed)", flush=True)
     print("3/3 checks", flush=True)
-    stale = authoring.check()
+    stale = indexes.check(authoring.ROOT) + authoring.check()
     for s in stale:
         print(s)
     return max(1 if stale else 0, _report_notebook_problems(notebooks.all_notebooks()))
@@ -164,6 +179,12 @@ def _main(argv: list[str]) -> int:
     e = sub.add_parser("exercises", help="authors: regenerate exercises/ from solutions/")
     e.add_argument("--check", action="store_true", help="only report whether exercises/ is up to date")
     e.add_argument("--force", action="store_true", help="overwrite exercise files that were edited by hand")
+    ne = sub.add_parser("new-exercise", help="authors: scaffold solutions/CHAPTER/NAME/, gradable at once")
+    ne.add_argument("chapter", help="the chapter's folder name, e.g. 03_spsc")
+    ne.add_argument("name", help="the exercise's name: python -m lowlat grade NAME FILE")
+    ne.add_argument("--lang", required=True, choices=("c", "py", "python"), help="the learner's language")
+    ne.add_argument("--title", help="one line on what the learner writes (the index tables)")
+    ne.add_argument("--minutes", type=int, default=30, help="the time it takes (default 30)")
     n = sub.add_parser("notebooks", help="authors: re-execute notebooks in place and normalise them")
     n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
     n.add_argument("--check", action="store_true", help="only check the committed notebooks")
@@ -187,6 +208,7 @@ def _main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     handler = {
         "exercises": _exercises,
+        "new-exercise": _new_exercise,
         "notebooks": _notebooks,
         "sync": _sync,
         "release": _release,

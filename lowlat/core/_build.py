@@ -13,7 +13,11 @@ from pathlib import Path
 from cffi import FFI
 
 ROOT = Path(__file__).resolve().parents[2]
-CSRC = ROOT / "csrc"
+# At build time the checkout's csrc/; in an installed wheel (where the
+# experiments import this module for its lists and flags) the copy setup.py
+# puts in the package, as lowlat.core.toolchain.CSRC.
+_PACKAGED = Path(__file__).resolve().parent / "csrc"
+CSRC = _PACKAGED if _PACKAGED.is_dir() else ROOT / "csrc"
 
 # Paths are relative to csrc/.  Public headers, in dependency order: their
 # declarations are the Python-visible API.  Internal headers (*_inline.h,

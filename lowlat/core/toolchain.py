@@ -3,7 +3,9 @@ sanitizer environment.  The grader, the C demos and the test suite all build
 through :func:`compile_c`, so a flag changes here and nowhere else.
 
 Paths are the course repository's: ``csrc/`` (the core, its shared headers in
-``csrc/common/``), ``csrc/demos/`` (stand-alone demo programs).  The core's
+``csrc/common/``), ``csrc/demos/`` (stand-alone demo programs).  An installed
+wheel carries the same tree as package data, ``lowlat/core/csrc/`` (copied by
+setup.py's build step), and :data:`CSRC` is that copy when it exists.  The core's
 source list itself is owned by the cffi build script (``lowlat/core/_build.py``);
 :func:`core_sources` reads it from there.
 """
@@ -18,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CSRC = ROOT / "csrc"
+_PACKAGED = Path(__file__).resolve().parent / "csrc"  # in a wheel (setup.py copies it there)
+CSRC = _PACKAGED if _PACKAGED.is_dir() else ROOT / "csrc"
 COMMON = CSRC / "common"
 DEMOS = CSRC / "demos"
 

@@ -4,9 +4,8 @@ are one source: what a notebook prints is what the package runs."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-CSRC = Path(__file__).resolve().parents[2] / "csrc"
+from lowlat.core.toolchain import CSRC
 
 
 def c_function(filename: str, name: str) -> tuple[int, str]:
@@ -14,7 +13,7 @@ def c_function(filename: str, name: str) -> tuple[int, str]:
     ``csrc/filename``, found by its definition line and brace matching."""
     path = CSRC / filename
     if not path.exists():
-        raise FileNotFoundError(f"{path} not found: the chapters read the core's source from the repository")
+        raise FileNotFoundError(f"{path} not found: no such file in the core's C sources")
     lines = path.read_text().splitlines()
     # Return type and qualifiers, an __attribute__((...)) among them allowed.
     pattern = re.compile(rf"^\w[\w\s\*]*(?:__attribute__\(\([\w\s,]*\)\)[\w\s\*]*)?\b{re.escape(name)}\s*\(")

@@ -16,6 +16,10 @@ The spec::
     core_sources = []          # C: files of csrc/ compiled in with the checks
     allow_symbols = []         # C: functions the learner's file may call beyond the
                                #    grader's allowlist (see lowlat.grading.objcheck)
+    title = "a bounded lock-free MPMC queue"   # the index tables: what the learner writes
+    minutes = 90               # the index tables: the time it takes (a whole number > 0)
+    order = 2                  # optional: its place in the chapter (default 0, then by name)
+    note = "do it after `ring`"   # optional: a few words after the file in exercises/README.md
 
     [[check]]                  # one per graded line, in order
     id = "pc_2x2"              # passed to the checks
@@ -28,6 +32,13 @@ The spec::
     timeout = 120
     arg = ""
     text = "your queue: {yours_M_items_per_s:.1f} M items/s"   # over the INFO key=value lines
+
+The check ids are declared here, once: the checks file's table
+(``GRADE_CHECKS`` in C, ``CHECKS`` in Python) must define exactly these ids
+(and ``timing`` exactly when there is a ``[timing]``), which discovery checks
+(:mod:`lowlat.grading.checkids`).  The chapter is the folder's parent
+(``NN_chapter``).  ``title`` and ``minutes`` are optional for grading but
+the author tools' index tables refuse an exercise without them.
 """
 
 from __future__ import annotations
@@ -43,10 +54,15 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 from lowlat.core import toolchain
+from lowlat.grading import checkids
 
 SPEC = "exercise.toml"
 KINDS = ("c", "python")
-_TOP_KEYS = {"name", "kind", "file", "checks_file", "cflags", "core_sources", "allow_symbols", "check", "timing"}
+_TOP_KEYS = {
+    *("name", "kind", "file", "checks_file", "cflags", "core_sources", "allow_symbols", "check", "timing"),
+    *("title", "minutes", "order", "note"),
+}
+MAX_MINUTES = 600  # an exercise longer than a working day is a mistake in the spec
 _CHECK_KEYS = {"id", "text", "timeout", "sanitizer", "arg"}
 _TIMING_KEYS = {"timeout", "arg", "text"}
 
@@ -80,6 +96,20 @@ class Exercise:
     cflags: tuple[str, ...] = ()  # extra compiler flags for the checks' build
     core_sources: tuple[str, ...] = ()  # files of csrc/ built in with the checks
     allow_symbols: tuple[str, ...] = ()  # C: more functions the learner's file may call
+    title: str = ""  # what the learner writes, for the index tables ("" when the spec has none)
+    minutes: int | None = None  # the time it takes, for the index tables
+    order: int = 0  # its place in the chapter's tables (then by name)
+    note: str = ""  # a few words after the file in exercises/README.md
+
+    @property
+    def chapter(self) -> str:
+        """The chapter's folder name, e.g. ``03_spsc``."""
+        return self.folder.parent.name
+
+    @property
+    def language(self) -> str:
+        """``C`` or ``Python``, as the tables print it."""
+        return "C" if self.kind == "c" else "Python"
 
     @property
     def checks_path(self) -> Path:
@@ -164,6 +194,23 @@ def load_spec(path: Path) -> Exercise:
     timing_check = _check(path, timing, "[timing]", need_text=False, default_id="timing") if timing else None
     if timing_check is not None and timing_check.sanitizer is not None:
         raise _fail(path, "[timing] runs unsanitized")
+    ids = [c.id for c in checks]
+    try:
+        why = checkids.mismatch(
+            ids, timing_check is not None, checkids.defined_ids(folder / checks_file, kind), checks_file
+        )
+    except checkids.CheckIdError as exc:
+        raise _fail(path, str(exc)) from None
+    if why:
+        raise _fail(path, f"the check ids disagree: {why}")
+    minutes = data.get("minutes")
+    if minutes is not None and (
+        isinstance(minutes, bool) or not isinstance(minutes, int) or not 0 < minutes <= MAX_MINUTES
+    ):
+        raise _fail(path, f"minutes must be a whole number of minutes in 1..{MAX_MINUTES}, got {minutes!r}")
+    order = data.get("order", 0)
+    if isinstance(order, bool) or not isinstance(order, int) or abs(order) > 1000:
+        raise _fail(path, f"order must be a whole number in -1000..1000, got {order!r}")
     return Exercise(
         name=_str(path, data, "name", ""),
         kind=kind,
@@ -176,6 +223,10 @@ def load_spec(path: Path) -> Exercise:
         cflags=_strings(path, data, "cflags"),
         core_sources=_strings(path, data, "core_sources"),
         allow_symbols=_strings(path, data, "allow_symbols"),
+        title=_str(path, data, "title", "", default="").strip(),
+        minutes=minutes,
+        order=order,
+        note=_str(path, data, "note", "", default="").strip(),
     )
 
 

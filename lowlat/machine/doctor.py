@@ -4,6 +4,9 @@ what that means for the course."""
 from __future__ import annotations
 
 import math
+import platform
+import shutil
+import subprocess
 import textwrap
 from dataclasses import dataclass, field
 
@@ -31,6 +34,32 @@ class Report:
         for n in self.notes:
             lines += textwrap.wrap(n, width, initial_indent="  - ", subsequent_indent="    ")
         return "\n".join(lines)
+
+
+CJK_HINT = (
+    "install one and restart JupyterLab (Debian/Ubuntu: sudo apt-get install fonts-wqy-microhei; "
+    "Fedora: sudo dnf install google-noto-sans-cjk-fonts; macOS and Windows ship one)"
+)
+
+
+def cjk_font(timeout_s: float = 10.0) -> tuple[bool | None, str]:
+    """Whether a font that draws Chinese is installed (``fc-list :lang=zh``):
+    every chapter's objectives carry Chinese glosses, shown as empty boxes
+    without one.  (True, its name), (False, why) or (None, why it cannot be
+    told: no fc-list; macOS ships CJK fonts)."""
+    fc = shutil.which("fc-list")
+    if fc is None:
+        if platform.system() == "Darwin":
+            return True, "macOS ships CJK fonts"
+        return None, "cannot tell (no fc-list; fontconfig is not installed)"
+    try:
+        res = subprocess.run([fc, ":lang=zh", "family"], capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"cannot tell (fc-list failed: {exc})"
+    families = sorted({line.split(",")[0].strip() for line in res.stdout.splitlines() if line.strip()})
+    if families:
+        return True, ", ".join(families[:3]) + (f" and {len(families) - 3} more" if len(families) > 3 else "")
+    return False, "none found"
 
 
 def diagnose() -> Report:
@@ -77,6 +106,15 @@ def diagnose() -> Report:
             "quantised to that step; time batches of operations for anything shorter."
         )
     rep.facts.append(("perf_counter_ns", f"{ci.python_perf_counter_ns:.1f} ns per call from a Python loop"))
+    has_cjk, fonts = cjk_font()
+    rep.facts.append(("CJK font", fonts))
+    if has_cjk is False:
+        rep.notes.append(
+            "No font for the Chinese glosses found (fc-list :lang=zh): every chapter's objectives would show "
+            f"empty boxes; {CJK_HINT}."
+        )
+    elif has_cjk is None:
+        rep.notes.append(f"Could not check for a CJK font ({fonts}): if the objectives show empty boxes, {CJK_HINT}.")
 
     if not cc:
         rep.ok = False
