@@ -13,7 +13,7 @@ from lowlat.experiments.source import CSRC, c_function
     [
         ("spsc_inline.h", "ll_spsc_push_many_inline"),  # static inline
         ("spsc_inline.h", "ll_spsc__free_slots"),  # an __attribute__((...)) before the name
-        ("pipeline.c", "ll_pipeline_start"),  # a signature over two lines
+        ("pipeline_run.c", "ll_pipeline_start"),  # a signature over two lines
         ("hist.c", "ll_hist_merge"),  # an exported function
     ],
 )
