@@ -45,22 +45,22 @@ def _x(r: float) -> str:
     return f"{r:,.2f}x" if r < 1e6 else f"{r:.3g}x"
 
 
-def _series(value: Any, name: str) -> tuple[str, list[float]]:
+def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
     """A contender: a (name, values) pair, the values positive finite real numbers."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str)):
         raise TypeError(
-            f"{name} must be a (name, values) pair such as ('spin', [812.0, 790.5]), got {type(value).__name__} "
+            f"{what}: {name} must be a (name, values) pair such as ('spin', [812.0, 790.5]), got {type(value).__name__} "
             f"{value!r:.80}"
         )
     label, xs = value
     if isinstance(xs, (str, bytes, Mapping)) or not hasattr(xs, "__len__") or not hasattr(xs, "__iter__"):
-        raise TypeError(f"{name}: the values of {label!r} must be a sequence of numbers, got {type(xs).__name__}")
+        raise TypeError(f"{what}: {name}: the values of {label!r} must be a sequence of numbers, got {type(xs).__name__}")
     out = []
     for i, x in enumerate(xs):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
-            raise TypeError(f"{name}: value {i} of {label!r} must be a number, got {type(x).__name__} {x!r}")
+            raise TypeError(f"{what}: {name}: value {i} of {label!r} must be a number, got {type(x).__name__} {x!r}")
         if not (math.isfinite(x) and x > 0):
-            raise ValueError(f"{name}: value {i} of {label!r} must be a positive finite number, got {x!r}")
+            raise ValueError(f"{what}: {name}: value {i} of {label!r} must be a positive finite number, got {x!r}")
         out.append(float(x))
     return label, out
 
@@ -146,8 +146,8 @@ def compare(
     most rounds) AND the two series' medians point the same way.  ``reasons``: conditions of this run (see
     :func:`conditions`) to name when the effect did not show."""
     str_arg(what, "what")
-    name_a, a = _series(expected_better, "expected_better")
-    name_b, b = _series(other, "other")
+    name_a, a = _series(expected_better, "expected_better", what)
+    name_b, b = _series(other, "other", what)
     str_arg(unit, "unit")
     lower_is_better = bool_arg(lower_is_better, "lower_is_better")
     threshold = real_arg(threshold, "threshold", minimum=1.0, maximum=1e6)
