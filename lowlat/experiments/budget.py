@@ -58,10 +58,10 @@ def _samples(name: str, values: Any) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {type(values).__name__} ({exc})") from None
     if raw.size and raw.dtype.kind not in "iuf":
-        kind = {"b": "booleans", "c": "complex numbers (a duration is real)", "U": "strings", "S": "bytes"}.get(raw.dtype.kind, "")
-        raise TypeError(
-            f"stage {name!r}: samples must be numbers of ns, got {kind or f'values of type {raw.dtype}'}"
+        kind = {"b": "booleans", "c": "complex numbers (a duration is real)", "U": "strings", "S": "bytes"}.get(
+            raw.dtype.kind, ""
         )
+        raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {kind or f'values of type {raw.dtype}'}")
     a = raw.astype(np.float64).ravel()
     if a.size == 0:
         raise ValueError(f"stage {name!r} has no samples")

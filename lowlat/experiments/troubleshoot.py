@@ -343,4 +343,14 @@ def format_checklist(findings: list[Finding]) -> str:
     return "\n".join(f.line() for f in findings)
 
 
-__all__ = ["MAX_STEAL_SAMPLE_S", "Finding", "MaxCause", "RunUsage", "checklist", "format_checklist", "max_cause", "stalls", "with_usage"]
+__all__ = [
+    "MAX_STEAL_SAMPLE_S",
+    "Finding",
+    "MaxCause",
+    "RunUsage",
+    "checklist",
+    "format_checklist",
+    "max_cause",
+    "stalls",
+    "with_usage",
+]

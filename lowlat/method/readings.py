@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from lowlat.core.argcheck import bool_arg, real_arg, str_arg
-
 from lowlat.machine import Machine, machine
 from lowlat.machine.topology import Load
 from lowlat.method.interleave import median, ratios
@@ -54,7 +53,9 @@ def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
         )
     label, xs = value
     if isinstance(xs, (str, bytes, Mapping)) or not hasattr(xs, "__len__") or not hasattr(xs, "__iter__"):
-        raise TypeError(f"{what}: {name}: the values of {label!r} must be a sequence of numbers, got {type(xs).__name__}")
+        raise TypeError(
+            f"{what}: {name}: the values of {label!r} must be a sequence of numbers, got {type(xs).__name__}"
+        )
     out = []
     for i, x in enumerate(xs):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
@@ -86,7 +87,9 @@ def conditions(
         raise TypeError(f"m must be a Machine (lowlat.machine.machine()) or None, got {type(m).__name__}")
     for name, load in (("before", before), ("after", after)):
         if load is not None and not isinstance(load, Load):
-            raise TypeError(f"{name} must be a Load (lowlat.machine.topology.load()) or None, got {type(load).__name__}")
+            raise TypeError(
+                f"{name} must be a Load (lowlat.machine.topology.load()) or None, got {type(load).__name__}"
+            )
     if isinstance(c2c_ns, (str, bytes)) or not hasattr(c2c_ns, "__iter__"):
         raise TypeError(f"c2c_ns must be a sequence of core-to-core latencies (ns), got {type(c2c_ns).__name__}")
     c2c_ns = list(c2c_ns)
