@@ -10,6 +10,7 @@ names say which).
 from __future__ import annotations
 
 import contextlib
+import math
 import queue
 import threading
 import time
@@ -26,6 +27,8 @@ from lowlat.core.validate import int_arg
 from lowlat.train._args import probability_arg, real_arg
 
 T = TypeVar("T")
+MAX_READ_S = 60.0  # the longest one item's read sleeps (s)
+MAX_SIGMA = 3.0  # the read times' lognormal shape
 
 
 # ---- the data source ---------------------------------------------------------------
@@ -53,18 +56,21 @@ class HeavyTailSource:
         int_arg(self.n, "n", minimum=0, maximum=10**8)
         int_arg(self.item_len, "item_len", minimum=1, maximum=10**8)
         int_arg(self.seed, "seed", minimum=0)
-        # A read sleeps its time: bounded so that no item can take more than a minute.
+        # A read sleeps its time: bounded so that no item can take more than a minute (MAX_READ_S, also
+        # the cap of each drawn read time: a lognormal's tail is unbounded).  A shape above 3 puts a
+        # draw in a thousand beyond e^(3 x 3.1) = 11,000 times the median: heavy enough for any lesson.
         real_arg(self.median_ms, "median_ms", minimum=0.0, maximum=60_000.0)
-        real_arg(self.sigma, "sigma", minimum=0.0, maximum=10.0)
+        real_arg(self.sigma, "sigma", minimum=0.0, maximum=MAX_SIGMA)
         real_arg(self.stall_ms, "stall_ms", minimum=0.0, maximum=60_000.0)
         probability_arg(self.stall_prob, "stall_prob")
 
     def read_times_s(self) -> np.ndarray:
-        """Every item's read time (s), as the seed fixes them."""
+        """Every item's read time (s), as the seed fixes them, each at most
+        :data:`MAX_READ_S` (a minute)."""
         rng = np.random.default_rng(self.seed)
         base = self.median_ms * rng.lognormal(0.0, self.sigma, self.n) if self.median_ms > 0 else np.zeros(self.n)
         stalls = rng.random(self.n) < self.stall_prob
-        return (base + stalls * self.stall_ms) / 1e3
+        return np.minimum((base + stalls * self.stall_ms) / 1e3, MAX_READ_S)
 
     def __len__(self) -> int:
         return self.n
@@ -328,8 +334,10 @@ class EpochStats:
         return float(self.wait_ms.sum() / 1e3 / self.epoch_s) if self.epoch_s > 0 else 0.0
 
     def percentiles(self) -> dict[str, float]:
-        """Step time P50/P99/max in ms."""
+        """Step time P50/P99/max in ms (NaN each for an epoch of no steps)."""
         s = self.step_ms
+        if s.size == 0:
+            return {"p50": math.nan, "p99": math.nan, "max": math.nan}
         return {"p50": float(np.percentile(s, 50)), "p99": float(np.percentile(s, 99)), "max": float(s.max())}
 
 
@@ -343,6 +351,9 @@ def train_epoch(source: Iterable[Any], depth: int, step: SimulatedStep, *, loade
         raise TypeError(
             f"step must be callable (a SimulatedStep, or a function of one batch), got {type(step).__name__}"
         )
+    depth = int_arg(depth, "depth", minimum=0, maximum=1_000_000)
+    if loader_cls is not None and not callable(loader_cls):
+        raise TypeError(f"loader_cls must be a class or function (source, depth) -> loader, got {loader_cls!r:.60}")
     cls = PrefetchLoader if loader_cls is None else loader_cls
     loader = cls(source, depth)
     waits: list[float] = []
@@ -391,7 +402,10 @@ def torch_epoch(
         from torch.utils.data import DataLoader
     except ImportError:
         return None
-    num_workers = int_arg(num_workers, "num_workers", minimum=1)
+    if not isinstance(source, HeavyTailSource):
+        raise TypeError(f"source must be a HeavyTailSource, got {type(source).__name__}")
+    num_workers = int_arg(num_workers, "num_workers", minimum=1, maximum=256)
+    prefetch_factor = int_arg(prefetch_factor, "prefetch_factor", minimum=1, maximum=1024)
 
     def make(src: Any, depth: int) -> Any:
         return DataLoader(src, batch_size=None, num_workers=num_workers, prefetch_factor=prefetch_factor)
@@ -408,11 +422,13 @@ def depth_against_estimate(depths: Sequence[int], found: int, estimate: float) -
     (grade, first depth at or above the estimate, the next one up); the two
     depths are the window's ends (the largest grid depth when the estimate
     is beyond the grid)."""
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
+        raise TypeError(f"depths must be a sequence of prefetch depths, got {type(depths).__name__} {depths!r}")
     grid = sorted({int_arg(d, "depth", minimum=0) for d in depths})
+    found = int_arg(found, "found", minimum=0)
     if not grid or found not in grid:
         raise ValueError(f"found must be one of the depths {grid}, got {found!r}")
-    if not estimate >= 0:
-        raise ValueError(f"estimate must be >= 0, got {estimate!r}")
+    estimate = real_arg(estimate, "estimate", minimum=0.0)
     at = next((i for i, d in enumerate(grid) if d >= estimate), len(grid))
     i = grid.index(found)
     lo, hi = min(at, len(grid) - 1), min(at + 1, len(grid) - 1)

@@ -34,14 +34,17 @@ F8 = 8  # bytes per float64
 PEAK_N = 1024  # the compute roof's matmul: larger than the kernels' default sizes
 LLC_FALLBACK = 32 << 20  # bytes, when the last-level cache cannot be read
 NOISY = 0.25  # a spread above this says nothing about a kernel's distance to its roof
+MAX_REPEATS = 100  # timed runs of one kernel: the best of more says nothing new, and each may take seconds
+MAX_CALLS = 1000  # calls of a small matmul within one timing: enough that the timer does not dominate
 CALL_FIXED_S = 20e-6  # generous upper bound on one numpy/BLAS call's fixed cost (dispatch, checks): microseconds
 
 
 def _times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     """(best, median) seconds of ``repeats`` runs after one warm-up run."""
+    int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)  # before the warm-up: nothing runs on a bad count
     fn()  # warm-up: page faults, BLAS thread start
     ts = []
-    for _ in range(int_arg(repeats, "repeats", minimum=1)):
+    for _ in range(int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)):
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
@@ -112,7 +115,9 @@ def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
     n = int_arg(n, "n", minimum=1, maximum=8192)  # three n x n float64 matrices: 1.5 GiB at the top
     rng = np.random.default_rng(0)
     a, b, out = rng.random((n, n)), rng.random((n, n)), np.empty((n, n))
-    reps = max(1, int(2e7 // (2 * n**3)))  # small sizes: several per timing, so the timer does not dominate
+    int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
+    # small sizes: several per timing, so the timer does not dominate (at most MAX_CALLS: each call costs ~1 us)
+    reps = max(1, min(MAX_CALLS, int(2e7 // (2 * n**3))))
     best, med = _times(lambda: [np.matmul(a, b, out=out) for _ in range(reps)], repeats)
     return Kernel(f"matmul {n}", 2.0 * n**3, 3.0 * n * n * F8, best / reps, med / best - 1)
 
@@ -407,7 +412,10 @@ class OutResult:
 
 
 def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
+    """``a * b + c`` with temporaries against ``out=`` into one array, ``n``
+    float64 each, ``repeats`` interleaved rounds (at most 100)."""
     n = int_arg(n, "n", minimum=1, maximum=10**8)
+    repeats = int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
     rng = np.random.default_rng(3)
     a, b, c = rng.random(n), rng.random(n), rng.random(n)
     y = np.empty(n)
@@ -420,7 +428,7 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
         return np.add(y, c, out=y)
 
     equal = bool(np.array_equal(temp(), out()))
-    rounds = interleave({"temp": timed(temp), "out": timed(out)}, int_arg(repeats, "repeats", minimum=1))
+    rounds = interleave({"temp": timed(temp), "out": timed(out)}, repeats)
     ts = medians(rounds)
     return OutResult(
         n,
