@@ -81,7 +81,7 @@ def _cmd_ok(cmd: object) -> list[str]:
 
 
 def _freq(frequency: object) -> int:
-    if isinstance(frequency, bool) or not isinstance(frequency, numbers.Integral) or not 1 <= frequency <= 10_000:
+    if isinstance(frequency, bool) or not isinstance(frequency, numbers.Integral) or not 1 <= int(frequency) <= 10_000:
         raise ValueError(f"frequency must be an int in [1, 10000] samples per second, got {frequency!r}")
     return int(frequency)
 

@@ -60,7 +60,7 @@ def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
     for i, x in enumerate(xs):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
             raise TypeError(f"{what}: {name}: value {i} of {label!r} must be a number, got {type(x).__name__} {x!r}")
-        if not (math.isfinite(x) and x > 0):
+        if not (math.isfinite(float(x)) and float(x) > 0):
             raise ValueError(f"{what}: {name}: value {i} of {label!r} must be a positive finite number, got {x!r}")
         out.append(float(x))
     return label, out
