@@ -44,12 +44,12 @@ def parse_cpu_list(text: str) -> list[int]:
             continue
         lo, _, hi = part.partition("-")
         if not (lo.isascii() and lo.isdigit()) or (hi and not (hi.isascii() and hi.isdigit())):
-            raise ValueError(f"not a CPU list: {text!r}")
+            raise ValueError(f"text is not a CPU list: {text!r}")
         first, last = int(lo), int(hi or lo)
         if last < first:
-            raise ValueError(f"not a CPU list: {text!r} (the range {part!r} runs backwards)")
+            raise ValueError(f"text is not a CPU list: {text!r} (the range {part!r} runs backwards)")
         if last > MAX_CPU:
-            raise ValueError(f"not a CPU list: {text!r} (CPU {last} is above {MAX_CPU:,})")
+            raise ValueError(f"text is not a CPU list: {text!r} (CPU {last} is above {MAX_CPU:,})")
         out.update(range(first, last + 1))
     return sorted(out)
 

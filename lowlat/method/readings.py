@@ -154,10 +154,16 @@ def compare(
     str_arg(unit, "unit")
     lower_is_better = bool_arg(lower_is_better, "lower_is_better")
     threshold = real_arg(threshold, "threshold", minimum=1.0, maximum=1e6)
-    if isinstance(reasons, (str, bytes)) or not all(isinstance(r, str) for r in reasons):
+    if (
+        isinstance(reasons, (str, bytes))
+        or not hasattr(reasons, "__iter__")
+        or not all(isinstance(r, str) for r in reasons)
+    ):
         raise TypeError(f"reasons must be a list of sentences (strings), got {reasons!r:.80}")
     if len(a) != len(b) or not a:
-        raise ValueError(f"{what}: the series must be non-empty and of equal length, got {len(a)} and {len(b)}")
+        raise ValueError(
+            f"{what}: expected_better and other must be non-empty series of equal length, got {len(a)} and {len(b)}"
+        )
     # how many times better the predicted winner was, round by round
     per_round = ratios(b, a) if lower_is_better else ratios(a, b)
     if not all(math.isfinite(r) and r > 0 for r in per_round):

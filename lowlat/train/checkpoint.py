@@ -23,26 +23,24 @@ MAX_SEGMENTS = 10**9
 MAX_RUNS = 10**5
 
 
-def _positive(**kw: float) -> None:
-    for k, v in kw.items():
-        real_arg(v, k, positive=True)
+def _positive(**kw: float) -> list[float]:
+    return [real_arg(v, k, positive=True) for k, v in kw.items()]
 
 
-def _non_negative(**kw: float) -> None:
-    for k, v in kw.items():
-        real_arg(v, k, minimum=0.0)
+def _non_negative(**kw: float) -> list[float]:
+    return [real_arg(v, k, minimum=0.0) for k, v in kw.items()]
 
 
 def young_interval(cost: float, mtbf: float) -> float:
     """Young (1974): T = sqrt(2 C M)."""
-    _positive(cost=cost, mtbf=mtbf)
+    cost, mtbf = _positive(cost=cost, mtbf=mtbf)
     return math.sqrt(2.0 * cost * mtbf)
 
 
 def daly_interval(cost: float, mtbf: float) -> float:
     """Daly (2006), the higher-order estimate: for C < 2M,
     T = sqrt(2 C M) [1 + (1/3) sqrt(C / 2M) + (1/9) (C / 2M)] - C; else M."""
-    _positive(cost=cost, mtbf=mtbf)
+    cost, mtbf = _positive(cost=cost, mtbf=mtbf)
     if cost >= 2.0 * mtbf:
         return mtbf
     r = cost / (2.0 * mtbf)
@@ -52,8 +50,8 @@ def daly_interval(cost: float, mtbf: float) -> float:
 def expected_goodput(interval: float, cost: float, mtbf: float, restart: float = 0.0) -> float:
     """Useful work / wall time for an endless job, exactly: a segment of
     length tau = T + C takes (M + R)(e^(tau/M) - 1) on average."""
-    _positive(interval=interval, mtbf=mtbf)
-    _non_negative(cost=cost, restart=restart)
+    interval, mtbf = _positive(interval=interval, mtbf=mtbf)
+    cost, restart = _non_negative(cost=cost, restart=restart)
     try:
         return interval / ((mtbf + restart) * math.expm1((interval + cost) / mtbf))
     except OverflowError:  # a segment far longer than the MTBF never completes: goodput 0
@@ -114,9 +112,9 @@ def simulate_goodput(
     units, one value per run (0 where a segment practically never
     completes).  Memory and time are bounded: at most
     ``runs x EXACT_FAILS`` failures are drawn one by one."""
-    _positive(interval=interval, mtbf=mtbf, work=work)
+    interval, mtbf, work = _positive(interval=interval, mtbf=mtbf, work=work)
     runs = int_arg(runs, "runs", minimum=1, maximum=MAX_RUNS)
-    _non_negative(cost=cost, restart=restart)
+    cost, restart = _non_negative(cost=cost, restart=restart)
     if work / interval > MAX_SEGMENTS:
         raise ValueError(
             f"work / interval = {work / interval:.3g} checkpoint segments; at most {MAX_SEGMENTS:.0e} can be simulated "
@@ -162,8 +160,8 @@ def sweep(
     """Simulates every interval (default: 40 log-spaced around Young's, at
     most 10,000 intervals)."""
     young, daly = young_interval(cost, mtbf), daly_interval(cost, mtbf)
-    _positive(work=work)
-    _non_negative(restart=restart)
+    (work,) = _positive(work=work)
+    (restart,) = _non_negative(restart=restart)
     runs = int_arg(runs, "runs", minimum=1, maximum=MAX_RUNS)
     if intervals is None:
         intervals = np.geomspace(young / 8, min(young * 8, work), 40)
