@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HAS_TOOLS = (ROOT / "tools" / "__main__.py").exists()  # a student release has no tools/
 
 PRELUDE = """
+import math
 import threading
 import numpy as np
 from lowlat import Histogram, Pool, SpscQueue
@@ -36,6 +37,11 @@ from lowlat.core.pool import StaleBlockError
 from lowlat.core.spsc import SpscContractError
 from lowlat.train import batching, checkpoint, loader, roofline, stragglers
 from lowlat.train.loader import HeavyTailSource, PrefetchLoader
+from lowlat.train import overlap, precision
+from lowlat.method import readings, flamegraph, gate as gates, profiling
+from lowlat.machine import topology
+from lowlat.experiments import troubleshoot, build_variants, memory_orders
+from lowlat.core import toolchain
 nan, inf = float("nan"), float("inf")
 """
 
@@ -485,7 +491,7 @@ CASES = [
         "budget-sample-nan",
         "Budget(100, [('parse', 10)]).report({'parse': [1000.0, nan]})",
         "ValueError",
-        "stage 'parse' has 1 NaN sample\\(s\\) \\(the first at index 1: nan\\); samples must be finite durations >= 0 ns",
+        "stage 'parse' has 1 NaN sample\\(s\\) \\(the first at index 1: nan\\); samples must be finite durations >= 0 and <= 1e\\+15 ns",
     ),
     raises(
         "budget-sample-inf",
@@ -768,7 +774,7 @@ CASES = [
         "x must be a 2-D numpy array of numbers \\(rows x columns\\), got a list",
     ),
     raises("batching-norms-1d", "batching.row_norms_per_row(np.ones(3))", "TypeError", "got a 1-D float64 array"),
-    raises("batching-ffi-huge", "batching.ffi_costs(10**30)", "ValueError", "n must be <= 100000000"),
+    raises("batching-ffi-huge", "batching.ffi_costs(10**30)", "ValueError", "n must be <= 1000000"),
     raises("roofline-matmul-huge", "roofline.matmul_kernel(10**6)", "ValueError", "n must be <= 8192"),
     raises("roofline-copy-huge", "roofline.copy_bandwidth(10**30)", "ValueError", "nbytes must be <= 4294967296"),
     raises(
@@ -813,7 +819,7 @@ CASES = [
         "stragglers-base-inf",
         "stragglers.WorkerModel(base_ms=inf)",
         "ValueError",
-        "base_ms must be a finite number > 0, got inf",
+        "base_ms must be a finite number > 0 and <= 8.64e\\+07, got inf",
     ),
     raises(
         "stragglers-sigma-bool",
@@ -875,6 +881,199 @@ except BaseException as exc:
     out = {"mro": [c.__name__ for c in type(exc).__mro__], "msg": str(exc)}
 print("RESULT " + json.dumps(out), flush=True)
 """
+
+
+# ---- issue 28: the newer modules (silent wrong numbers, hangs, deep tracebacks) --------------------------------
+NEWER_CASES = [
+    raises("budget-sample-1e308", "Budget(100, [('a', 10)]).report({'a': [1e308]})", "ValueError", "too large"),
+    raises("budget-sample-complex", "Budget(100, [('a', 10)]).report({'a': [1 + 2j]})", "TypeError", "complex"),
+    raises("budget-total-huge", "Budget(1e300, [('a', 10)])", "ValueError", "total_us must be <= 1e\\+12 us"),
+    raises(
+        "readings-threshold-nan",
+        "readings.compare('x', ('a', [1, 2]), ('b', [3, 4]), threshold=nan)",
+        "ValueError",
+        "threshold must be a finite number",
+    ),
+    raises(
+        "readings-compare-bare-lists",
+        "readings.compare('x', [1, 2], [3, 4])",
+        "TypeError",
+        "expected_better must be a \\(name, values\\) pair",
+    ),
+    raises(
+        "readings-guess-measured-nan",
+        "readings.check_guess(5, nan, 'x')",
+        "ValueError",
+        "measured must be a finite number",
+    ),
+    raises(
+        "readings-guess-measured-negative",
+        "readings.check_guess(5, -3, 'x')",
+        "ValueError",
+        "measured must be >= 0, got -3",
+    ),
+    handled("readings-guess-numpy", "t = readings.check_guess(np.int64(5), np.float32(5), 'x')", "'close' in t"),
+    handled("readings-guess-measured-zero", "t = readings.check_guess(5, 0, 'x')", "'zero' in t"),
+    handled(
+        "readings-guess-extremes",
+        "t = readings.check_guess(5e-324, 1e308, 'x')",
+        "'inf' not in t and '10^631x higher' in t",
+    ),
+    raises(
+        "troubleshoot-stalls-negative",
+        "r = pl.run(pl.best_config(2), ticks=200); troubleshoot.stalls(r, -1)",
+        "ValueError",
+        "factor must be >= 1",
+    ),
+    raises(
+        "troubleshoot-stalls-nan",
+        "r = pl.run(pl.best_config(2), ticks=200); troubleshoot.stalls(r, nan)",
+        "ValueError",
+        "factor must be a finite number",
+    ),
+    raises(
+        "troubleshoot-checklist-steal-huge",
+        "troubleshoot.checklist(steal_sample_s=1e9)",
+        "ValueError",
+        "steal_sample_s must be <= 60",
+        isolate=True,
+    ),
+    raises("topology-backwards-range", "topology.parse_cpu_list('3-1')", "ValueError", "runs backwards"),
+    raises(
+        "topology-huge-range", "topology.parse_cpu_list('0-99999999999')", "ValueError", "above 65,535", isolate=True
+    ),
+    raises("topology-load-huge", "topology.load(1e9)", "ValueError", "sample_s must be <= 60", isolate=True),
+    raises(
+        "topology-pick-pair-str",
+        "topology.pick_pair('01', topology.cpus())",
+        "TypeError",
+        "usable must be a list of CPU numbers",
+    ),
+    handled(
+        "topology-cpu-max-negative-and-zero-period",
+        "import tempfile, pathlib\nd = pathlib.Path(tempfile.mkdtemp()); (d / 'sys/fs/cgroup').mkdir(parents=True)\n"
+        "q = []\nfor t in ('-5 100000', '50000 0', '50000 100000'):\n"
+        "    (d / 'sys/fs/cgroup/cpu.max').write_text(t); q.append(topology.cpu_quota(d).cpus)",
+        "q[0] == inf and q[1] == inf and q[2] == 0.5",
+    ),
+    raises(
+        "orders-sanitize-str",
+        "memory_orders.seqlock_demo('correct', sanitize='no')",
+        "TypeError",
+        "sanitize must be True or False, got str 'no'",
+    ),
+    handled(
+        "toolchain-cc-with-flags",
+        "import os\nold = os.environ.get('CC')\nos.environ['CC'] = 'cc -O3'\n"
+        "try:\n    cc = toolchain.c_compiler()\nfinally:\n"
+        "    os.environ.pop('CC') if old is None else os.environ.__setitem__('CC', old)",
+        "cc == 'cc -O3' and toolchain.compiler_words(cc) == ['cc', '-O3']",
+    ),
+    raises(
+        "toolchain-cc-missing",
+        "import os\nos.environ['CC'] = 'no-such-compiler-here -O3'\ntoolchain.c_compiler()",
+        "RuntimeError",
+        "'no-such-compiler-here' is not a program on PATH",
+        isolate=True,
+    ),
+    handled(
+        "variant-cache-str-and-cc-true",
+        "import tempfile\nv = build_variants.build('o2', cc='/bin/true', cache=tempfile.mkdtemp())",
+        "not v and 'wrote no object file' in v.reason",
+        isolate=True,
+    ),
+    raises(
+        "variant-compare-name",
+        "build_variants.compare('o3-native')",
+        "TypeError",
+        "other must be a Variant .* use compare\\(build\\('o3-native'\\)\\)",
+    ),
+    raises(
+        "flamegraph-share-bad-regex",
+        "flamegraph.share({'a;b': 1}, '[')",
+        "ValueError",
+        "pattern is not a valid regular expression",
+    ),
+    raises(
+        "profiling-share-bad-regex",
+        "profiling.share({'a;b': 1}, '[')",
+        "ValueError",
+        "pattern is not a valid regular expression",
+    ),
+    raises(
+        "flamegraph-negative-count",
+        "flamegraph.flamegraph_svg({'a;b': -3})",
+        "ValueError",
+        "sample counts must be >= 0, got -3",
+    ),
+    raises(
+        "logring-text-nul",
+        "import tempfile\nfrom lowlat.core.logring import AsyncLog\nlg = AsyncLog(tempfile.mktemp())\n"
+        "try:\n    lg.log(1, 2, 'a\\0b')\nfinally:\n    lg.close()",
+        "ValueError",
+        "text must not contain a NUL",
+    ),
+    raises(
+        "overlap-fractions-zero-twice",
+        "overlap.run_overlap(fractions=(0.0, -0.0))",
+        "ValueError",
+        "fractions must be distinct",
+    ),
+    raises(
+        "overlap-predict-huge",
+        "overlap.predict_step_ms(1e308, 1e308, 0)",
+        "ValueError",
+        "compute_ms must be <= 1e\\+12",
+    ),
+    handled("roofline-matmul-1", "k = roofline.matmul_kernel(1)", "k.seconds > 0", isolate=True),
+    raises(
+        "roofline-add-repeats-huge",
+        "roofline.add_kernel(1, repeats=10**12)",
+        "ValueError",
+        "repeats must be <= 100",
+        isolate=True,
+    ),
+    raises("loader-sigma-10", "HeavyTailSource(sigma=10)", "ValueError", "sigma must be <= 3"),
+    handled(
+        "loader-read-capped", "t = HeavyTailSource(n=2000, sigma=3, median_ms=5000).read_times_s()", "t.max() <= 60.0"
+    ),
+    raises(
+        "batching-sweep-total-huge",
+        "batching.batch_sweep(total=10**8)",
+        "ValueError",
+        "calls per round; at most 1,000,000",
+        isolate=True,
+    ),
+    handled(
+        "checkpoint-sweep-mtbf-1",
+        "s = checkpoint.sweep(1, 1, 1000, runs=50)",
+        "np.all(np.isfinite(s.goodput)) and s.best > 0",
+        isolate=True,
+    ),
+    handled(
+        "checkpoint-goodput-53tib",
+        "g = checkpoint.simulate_goodput(30, 0, 1, 30, runs=1)",
+        "g.shape == (1,) and 0 <= g[0] < 1e-9",
+        isolate=True,
+    ),
+    handled(
+        "checkpoint-goodput-never", "g = checkpoint.simulate_goodput(1000, 0, 1, 1000)", "np.all(g == 0)", isolate=True
+    ),
+    handled("precision-one-kernel-rounds", "r = precision.measure(16, 1000, 2, kernels=('copy',))", "r.rounds == 2"),
+    raises(
+        "precision-kernel-not-measured",
+        "precision.measure(16, 1000, 2, kernels=('copy',)).kernel('add', 'float32')",
+        "ValueError",
+        "kernel 'add' was not measured",
+    ),
+    handled(
+        "loader-epoch-empty",
+        "e = loader.train_epoch(HeavyTailSource(n=0), 2, lambda b: None)",
+        "e.steps == 0 and all(math.isnan(v) for v in e.percentiles().values())",
+    ),
+    raises("stragglers-percentile-150", "stragglers.WorkerModel().percentile(150)", "ValueError", "p must be <= 100"),
+]
+CASES += NEWER_CASES
 
 
 def _check_error(case: Case, mro: list[str], msg: str) -> None:
@@ -1010,6 +1209,127 @@ SWEEP = [
     ("row_norms_batched", "x", "batching.row_norms_batched(b)"),
     ("matmul_kernel", "n", "roofline.matmul_kernel(b, 1)"),
     ("copy_bandwidth", "nbytes", "roofline.copy_bandwidth(b, 1)"),
+    # ---- issue 28's fresh round: the newer modules ----
+    ("stage_percentiles(samples)", "samples_ns", "budget.stage_percentiles(b, 50)"),
+    ("stage_percentiles(percentile)", "percentile", "budget.stage_percentiles({'a': [1]}, b)"),
+    ("attribute(stages)", "stages", "budget.attribute(b, 100)"),
+    ("attribute(total)", "total_us", "budget.attribute([('a', 10, 5)], b)"),
+    ("Budget.reallocated", "report", "Budget(100, [('a', 10)]).reallocated(b)"),
+    ("compare(what)", "what", "readings.compare(b, ('a', [1]), ('b', [2]))"),
+    ("compare(expected_better)", "expected_better", "readings.compare('x', b, ('b', [2]))"),
+    ("compare(values)", "expected_better", "readings.compare('x', ('a', b), ('b', [2]))"),
+    ("compare(other)", "other", "readings.compare('x', ('a', [1]), b)"),
+    ("compare(unit)", "unit", "readings.compare('x', ('a', [1]), ('b', [2]), unit=b)"),
+    ("compare(lower_is_better)", "lower_is_better", "readings.compare('x', ('a', [1]), ('b', [2]), lower_is_better=b)"),
+    ("compare(threshold)", "threshold", "readings.compare('x', ('a', [1]), ('b', [2]), threshold=b)"),
+    ("compare(reasons)", "reasons", "readings.compare('x', ('a', [1]), ('b', [2]), reasons=b)"),
+    ("check_guess(measured)", "measured", "readings.check_guess(5, b, 'x')"),
+    ("check_guess(guess)", "guess", "readings.check_guess(b, 5, 'x')"),
+    ("check_guess(what)", "what", "readings.check_guess(5, 5, b)"),
+    ("conditions(m)", "m", "readings.conditions(b)"),
+    ("conditions(c2c)", "c2c_ns", "readings.conditions(c2c_ns=b)"),
+    ("conditions(two_threads)", "two_threads", "readings.conditions(two_threads=b)"),
+    ("stalls(result)", "result", "troubleshoot.stalls(b)"),
+    ("max_cause", "result", "troubleshoot.max_cause(b)"),
+    ("with_usage", "fn", "troubleshoot.with_usage(b)"),
+    ("checklist(usage)", "usage", "troubleshoot.checklist(b, steal_sample_s=0)"),
+    ("checklist(steal)", "steal_sample_s", "troubleshoot.checklist(steal_sample_s=b)"),
+    ("format_checklist", "findings", "troubleshoot.format_checklist(b)"),
+    ("parse_cpu_list", "text", "topology.parse_cpu_list(b)"),
+    ("cpus(root)", "root", "topology.cpus(b)"),
+    ("cpu_quota(root)", "root", "topology.cpu_quota(b)"),
+    ("physical_cores", "cpu_list", "topology.physical_cores(b)"),
+    ("pick_pair(usable)", "usable", "topology.pick_pair(b, topology.cpus())"),
+    ("pick_pair(cpu_list)", "cpu_list", "topology.pick_pair([0, 1], b)"),
+    ("placement_pairs", "usable", "topology.placement_pairs(b, topology.cpus())"),
+    ("topology.table(limit)", "limit", "topology.table(topology.cpus(), [0], limit=b)"),
+    ("topology.table(roles)", "roles", "topology.table(topology.cpus(), [0], roles=b)"),
+    ("numa_nodes", "cpu_list", "topology.numa_nodes(b)"),
+    ("numa_node_from_maps", "addr", "topology.numa_node_from_maps(b)"),
+    ("topology.load", "sample_s", "topology.load(b)"),
+    ("store_ns(order)", "order", "memory_orders.store_ns(b, 10)"),
+    ("store_ns(iterations)", "iterations", "memory_orders.store_ns('relaxed', b)"),
+    ("orders.measure(rounds)", "rounds", "memory_orders.measure(b, 10)"),
+    ("orders.assembly", "target", "memory_orders.assembly(b)"),
+    ("seqlock_demo(mode)", "mode", "memory_orders.seqlock_demo(b, sanitize=False, snapshots=10)"),
+    ("seqlock_demo(sanitize)", "sanitize", "memory_orders.seqlock_demo('correct', sanitize=b, snapshots=10)"),
+    ("seqlock_demo(snapshots)", "snapshots", "memory_orders.seqlock_demo('correct', sanitize=False, snapshots=b)"),
+    (
+        "seqlock_demo(timeout)",
+        "timeout_s",
+        "memory_orders.seqlock_demo('correct', sanitize=False, snapshots=10, timeout_s=b)",
+    ),
+    ("orders.bench_keys", "quick", "memory_orders.bench_keys(b)"),
+    ("compiler_words", "cc", "toolchain.compiler_words(b)"),
+    ("variant.build(name)", "variant", "build_variants.build(b)"),
+    ("variant.build(cc)", "cc", "build_variants.build('o2', cc=b)"),
+    ("variant.build(cache)", "cache", "build_variants.build('o2', cache=b)"),
+    ("variant.compare", "other", "build_variants.compare(b)"),
+    ("variant.bench_keys", "quick", "build_variants.bench_keys(b)"),
+    ("vector_registers", "path", "build_variants.vector_registers(b)"),
+    ("share(folded)", "folded", "flamegraph.share(b, 'a')"),
+    ("share(pattern)", "pattern", "flamegraph.share({'a;b': 1}, b)"),
+    ("leaves(n)", "n", "flamegraph.leaves({'a;b': 1}, b)"),
+    ("by_thread", "folded", "flamegraph.by_thread(b)"),
+    ("only(pattern)", "thread_pattern", "flamegraph.only({'a;b': 1}, b)"),
+    ("parse_folded", "text", "flamegraph.parse_folded(b)"),
+    ("collapse_perf_script", "text", "flamegraph.collapse_perf_script(b)"),
+    ("child_result", "output", "flamegraph.child_result(b)"),
+    ("flamegraph_svg(folded)", "folded", "flamegraph.flamegraph_svg(b)"),
+    ("flamegraph_svg(width)", "width", "flamegraph.flamegraph_svg({'a;b': 1}, width=b)"),
+    ("flamegraph_svg(row)", "row", "flamegraph.flamegraph_svg({'a;b': 1}, row=b)"),
+    ("flamegraph_svg(min_px)", "min_px", "flamegraph.flamegraph_svg({'a;b': 1}, min_px=b)"),
+    ("flamegraph_svg(highlight)", "highlight", "flamegraph.flamegraph_svg({'a;b': 1}, highlight=b)"),
+    ("flamegraph_svg(title)", "title", "flamegraph.flamegraph_svg({'a;b': 1}, b)"),
+    ("profiling.record(cmd)", "cmd", "profiling.record(b)"),
+    ("profiling.record(timeout)", "timeout_s", "profiling.record(['true'], tool='py-spy', timeout_s=b)"),
+    ("profiling.record(tool)", "tool", "profiling.record(['true'], tool=b)"),
+    ("profiling.record(frequency)", "frequency", "profiling.record(['true'], frequency=b)"),
+    ("profiling.sched(timeout)", "timeout_s", "profiling.sched(['true'], timeout_s=b)"),
+    ("parse_timehist(pid)", "pid", "profiling.parse_timehist('', b)"),
+    ("python_child", "code", "profiling.python_child(b)"),
+    ("gates.decide(case)", "case", "gates.decide(b, 1, 2, p50_budget_ns=10, p99_budget_ns=10)"),
+    ("gates.noise_gate(margin)", "margin", "gates.noise_gate('g', lambda: {'p': 1.0}, lambda: {'p': 1.0}, margin=b)"),
+    ("latency_percentiles(samples)", "samples_ns", "gates.latency_percentiles(b)"),
+    ("latency_percentiles(percentiles)", "percentile", "gates.latency_percentiles([1, 2], b)"),
+    ("perf_stat(events)", "events", "measure.perf_stat(['true'], b)"),
+    ("cachegrind(geometry)", "geometry", "measure.cachegrind_demo(1, geometry=b)"),
+    ("predict_step_ms", "compute_ms", "overlap.predict_step_ms(b, 1, 0.5)"),
+    ("predict_step_ms(fraction)", "fraction", "overlap.predict_step_ms(1, 1, b)"),
+    ("schedule_step_ms", "comm_ms", "overlap.schedule_step_ms(1, b, 0.5)"),
+    ("overlapped_buckets", "buckets", "overlap.overlapped_buckets(0.5, b)"),
+    ("run_overlap(mode)", "mode", "overlap.run_overlap(b, rounds=1, compute_ms=1, comm_ms=1, fractions=(0.0,))"),
+    ("run_overlap(fractions)", "fraction", "overlap.run_overlap(rounds=1, compute_ms=1, comm_ms=1, fractions=b)"),
+    ("run_overlap(cpu)", "cpu", "overlap.run_overlap(rounds=1, compute_ms=1, comm_ms=1, fractions=(0.0,), cpu=b)"),
+    ("add_kernel(n)", "n", "roofline.add_kernel(b, 1)"),
+    ("add_kernel(repeats)", "repeats", "roofline.add_kernel(8, b)"),
+    ("matmul_kernel(repeats)", "repeats", "roofline.matmul_kernel(2, b)"),
+    ("sum_kernel", "n", "roofline.sum_kernel(b, 1)"),
+    ("stream_kernels", "nbytes", "roofline.stream_kernels(b, 1)"),
+    ("out_vs_temporaries(repeats)", "repeats", "roofline.out_vs_temporaries(8, b)"),
+    ("precision.measure(kernels)", "kernels", "precision.measure(8, 100, 1, kernels=b)"),
+    ("precision.measure(rounds)", "rounds", "precision.measure(8, 100, b)"),
+    ("kernel_flops", "n", "precision.kernel_flops('add', b)"),
+    ("numeric_check", "n_matmul", "precision.numeric_check(b, 10)"),
+    ("ffi_costs(n)", "n", "batching.ffi_costs(b, 1)"),
+    ("ffi_costs(repeats)", "repeats", "batching.ffi_costs(10, b)"),
+    ("batch_sweep(total)", "total", "batching.batch_sweep((1, 4), total=b, repeats=1)"),
+    ("batch_sweep(repeats)", "repeats", "batching.batch_sweep((1, 4), total=100, repeats=b)"),
+    ("compare_row_norms(repeats)", "repeats", "batching.compare_row_norms(4, 4, repeats=b)"),
+    ("checkpoint.sweep(runs)", "runs", "checkpoint.sweep(1, 10, 100, runs=b)"),
+    ("checkpoint.sweep(restart)", "restart", "checkpoint.sweep(1, 10, 100, restart=b, runs=5)"),
+    ("simulate_goodput(mtbf)", "mtbf", "checkpoint.simulate_goodput(5, 1, b, 100, runs=5)"),
+    ("daly_interval", "cost", "checkpoint.daly_interval(b, 10)"),
+    ("WorkerModel.percentile(p)", "p", "stragglers.WorkerModel().percentile(b, n=100)"),
+    ("WorkerModel.percentile(n)", "n", "stragglers.WorkerModel().percentile(50, n=b)"),
+    ("simulate_steps(steps)", "steps", "stragglers.simulate_steps(2, b)"),
+    ("HeavyTailSource(sigma)", "sigma", "HeavyTailSource(sigma=b)"),
+    ("HeavyTailSource(median_ms)", "median_ms", "HeavyTailSource(median_ms=b)"),
+    ("train_epoch(depth)", "depth", "loader.train_epoch(HeavyTailSource(n=2, median_ms=0), b, lambda x: None)"),
+    ("train_epoch(step)", "step", "loader.train_epoch(HeavyTailSource(n=2, median_ms=0), 1, b)"),
+    ("depth_against_estimate(found)", "found", "loader.depth_against_estimate([1, 2, 4], b, 2.0)"),
+    ("depth_against_estimate(estimate)", "estimate", "loader.depth_against_estimate([1, 2, 4], 2, b)"),
+    ("depth_against_estimate(depths)", "depth", "loader.depth_against_estimate(b, 2, 2.0)"),
 ]
 
 

@@ -160,8 +160,8 @@ class AsyncLog:
         self.capacity = cap
 
     def log(self, seq: int, value: int = 0, text: str = "") -> bool:
-        """Queues one record (``seq`` and ``value`` integers, ``text`` ASCII,
-        at most 39 characters; the stamp is taken now, monotonic ns).  True
+        """Queues one record (``seq`` and ``value`` integers, ``text`` ASCII
+        without NUL, at most 39 characters; the stamp is taken now, monotonic ns).  True
         when queued, False when the ring was full (dropped, counted)."""
         if self._final is not None:
             raise ValueError("the log is closed")
@@ -169,6 +169,8 @@ class AsyncLog:
         v = int_arg(value, "value", minimum=-(2**63), maximum=2**63 - 1)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if "\0" in text:  # the record's text is a C string: everything after a NUL would be lost
+            raise ValueError(f"text must not contain a NUL character (it ends a C string), got {text!r}")
         raw = text.encode("ascii", "replace")
         if len(raw) > TEXT_MAX:
             raise ValueError(f"text must be at most {TEXT_MAX} characters, got {len(raw)}")

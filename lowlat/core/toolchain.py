@@ -13,6 +13,7 @@ source list itself is owned by the cffi build script (``lowlat/core/_build.py``)
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -34,11 +35,36 @@ TSAN_EXIT = 66
 ASAN_EXIT = 67
 
 
+def compiler_words(cc: object, name: str = "cc") -> list[str]:
+    """A compiler command line (``"gcc"``, ``"gcc -O3"``, ``"ccache gcc"``)
+    split as a shell would (:func:`shlex.split`): the program, then its
+    arguments.  ValueError for an empty or unbalanced one."""
+    if not isinstance(cc, str):
+        raise TypeError(f"{name} must be a compiler command (a string such as 'gcc'), got {type(cc).__name__} {cc!r}")
+    try:
+        words = shlex.split(cc)
+    except ValueError as exc:
+        raise ValueError(f"{name} is not a command line ({exc}): {cc!r}") from None
+    if not words:
+        raise ValueError(f"{name} must name a compiler, got {cc!r}")
+    return words
+
+
 def c_compiler() -> str | None:
-    """The C compiler the course uses: $CC if set, else cc, gcc or clang,
-    whichever is found first on PATH; None when there is none."""
-    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
+    """The C compiler the course uses, as a command line: $CC if set (it may
+    carry arguments, ``CC="gcc -O3"``: every build through :func:`compile_c`
+    passes them), else cc, gcc or clang, whichever is found first on PATH;
+    None when there is none.  A $CC that names no program on PATH is
+    refused with a RuntimeError that says so (rather than building silently
+    with another compiler)."""
+    env = os.environ.get("CC", "")
+    if env.strip():
+        words = compiler_words(env, "$CC")
+        if shutil.which(words[0]) is None:
+            raise RuntimeError(f"$CC is {env!r}, but {words[0]!r} is not a program on PATH: fix CC or unset it")
+        return env
+    for name in ("cc", "gcc", "clang"):
+        if shutil.which(name):
             return name
     return None
 
@@ -122,11 +148,12 @@ def compile_c(
     ``compile_only`` (or ``-c`` in ``extra``) ``out`` is an object file,
     compiled as the cffi build compiles the core: no ``-pthread``, no library
     named (clang's ``-Werror`` refuses unused linker inputs).
-    ``cc`` may be a cross compiler (``aarch64-linux-gnu-gcc``).  Returns the
+    ``cc`` may be a cross compiler (``aarch64-linux-gnu-gcc``) and may carry
+    arguments (split with :func:`shlex.split`).  Returns the
     finished process; the caller decides what a failure means (its
     ``stderr`` holds the compiler's own ``file:line`` messages).  Messages are
     in plain ASCII (``LC_ALL=C``)."""
-    compiler = cc or require_compiler("compiling C")
+    compiler = compiler_words(cc if cc is not None else require_compiler("compiling C"))
     link = not compile_only and "-c" not in extra
     # -pthread only when linking: it also defines _REENTRANT, which makes
     # glibc declare POSIX functions a file did not ask for (the cffi build,
@@ -134,7 +161,7 @@ def compile_c(
     flags = [STD, *WARNINGS, *(["-Werror"] if werror else []), *opt_flags(sanitizer), *(["-pthread"] if link else [])]
     incs = [f"-I{d}" for d in [*includes, *include_dirs()]]
     objs = [*extra, *([] if link or "-c" in extra else ["-c"]), *(str(s) for s in sources)]
-    cmd = [compiler, *flags, *incs, *objs, "-o", str(out), *(["-lm"] if link else [])]
+    cmd = [*compiler, *flags, *incs, *objs, "-o", str(out), *(["-lm"] if link else [])]
     env = dict(os.environ, LC_ALL="C")
     return subprocess.run(
         cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=timeout_s, env=env
@@ -153,6 +180,7 @@ __all__ = [
     "WARNINGS",
     "c_compiler",
     "compile_c",
+    "compiler_words",
     "core_sources",
     "include_dirs",
     "opt_flags",

@@ -26,6 +26,10 @@ import numpy as np
 
 RESERVE = "reserve"
 OVER_BUDGET = "over budget"
+# Bounds that keep every sum and percentile finite: a budget of more than 11.6 days (1e12 us) is no
+# latency budget, and a sample of more than that (1e15 ns) is a unit mistake, not a latency.
+MAX_US = 1e12
+MAX_SAMPLE_NS = 1e15
 
 
 def _us(value: Any, what: str, *, zero: bool = False) -> float:
@@ -37,26 +41,41 @@ def _us(value: Any, what: str, *, zero: bool = False) -> float:
     v = float(value)
     if not math.isfinite(v) or v < 0 or (v == 0 and not zero):
         raise ValueError(f"{what} must be {allowed}, got {value!r}")
-    return v
+    if v > MAX_US:
+        raise ValueError(f"{what} must be <= {MAX_US:g} us (11.6 days; a latency budget), got {value!r}")
+    return v + 0.0
 
 
 def _samples(name: str, values: Any) -> np.ndarray:
-    """One stage's samples (ns) as float64: finite and >= 0, at least one."""
+    """One stage's samples (ns) as float64: real, finite, >= 0 and <= 1e15
+    (11.6 days), at least one."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise TypeError(
+            f"stage {name!r}: samples must be a sequence or array of numbers of ns, got {type(values).__name__}"
+        )
     try:
-        a = np.asarray(values, dtype=np.float64)
+        raw = np.asarray(values)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {type(values).__name__} ({exc})") from None
-    if np.asarray(values).dtype.kind == "b":
-        raise TypeError(f"stage {name!r}: samples must be numbers of ns, got booleans")
-    a = a.ravel()
+    if raw.size and raw.dtype.kind not in "iuf":
+        kind = {"b": "booleans", "c": "complex numbers (a duration is real)", "U": "strings", "S": "bytes"}.get(
+            raw.dtype.kind, ""
+        )
+        raise TypeError(f"stage {name!r}: samples must be numbers of ns, got {kind or f'values of type {raw.dtype}'}")
+    a = raw.astype(np.float64).ravel()
     if a.size == 0:
         raise ValueError(f"stage {name!r} has no samples")
-    for bad, label in ((np.isnan(a), "NaN"), (np.isinf(a), "infinite"), (a < 0, "negative")):
+    for bad, label in (
+        (np.isnan(a), "NaN"),
+        (np.isinf(a), "infinite"),
+        (a < 0, "negative"),
+        (a > MAX_SAMPLE_NS, "too large"),
+    ):
         if bad.any():
             first = int(np.argmax(bad))
             raise ValueError(
                 f"stage {name!r} has {int(bad.sum())} {label} sample(s) (the first at index {first}: {float(a[first])!r}); "
-                "samples must be finite durations >= 0 ns"
+                f"samples must be finite durations >= 0 and <= {MAX_SAMPLE_NS:g} ns"
             )
     return a
 
@@ -64,9 +83,9 @@ def _samples(name: str, values: Any) -> np.ndarray:
 def _percentile(p: Any) -> float:
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real):
         raise TypeError(f"percentile must be a number in [0, 100], got {type(p).__name__} {p!r}")
-    if not 0 <= float(p) <= 100:
+    if not 0 <= float(p) <= 100:  # NaN fails this too
         raise ValueError(f"percentile must be in [0, 100], got {p!r}")
-    return float(p)
+    return float(p) + 0.0
 
 
 def _eaten(who: str, us: float) -> str:
@@ -248,6 +267,8 @@ def stage_percentiles(samples_ns: Mapping[str, Any], percentile: float) -> dict[
     """The ``percentile`` of each stage's samples, ns in, us out (numpy's
     default linear interpolation).  Samples must be finite and >= 0."""
     p = _percentile(percentile)
+    if not isinstance(samples_ns, Mapping):
+        raise TypeError(f"samples_ns must map each stage's name to its samples (ns), got {type(samples_ns).__name__}")
     return {k: float(np.percentile(_samples(k, v), p)) / 1000.0 for k, v in samples_ns.items()}
 
 
@@ -255,6 +276,11 @@ def attribute(stages: Sequence[tuple[str, float, float]], total_us: float) -> li
     """For (name, allotment_us, measured_us) in pipeline order: whose time
     each overrun ate (see the module's rule)."""
     total_us = _us(total_us, "total_us")
+    if isinstance(stages, (str, bytes, Mapping)) or not isinstance(stages, Sequence):
+        raise TypeError(f"stages must be a sequence of (name, allotment_us, measured_us), got {type(stages).__name__}")
+    for item in stages:
+        if not (isinstance(item, (tuple, list)) and len(item) == 3 and isinstance(item[0], str)):
+            raise TypeError(f"each of stages must be a (name, allotment_us, measured_us) triple, got {item!r}")
     for name, a, m in stages:
         _us(a, f"the allotment of stage {name!r}")
         _us(m, f"the measured time of stage {name!r}", zero=True)
@@ -290,6 +316,8 @@ def reallocate(measured_us: Mapping[str, float], total_us: float) -> dict[str, f
     the needs alone exceed the total, and for needs that are not finite
     numbers >= 0."""
     total_us = _us(total_us, "total_us")
+    if not isinstance(measured_us, Mapping):
+        raise TypeError(f"measured_us must map each stage's name to its need (us), got {type(measured_us).__name__}")
     if not measured_us:
         raise ValueError("reallocate needs at least one stage's measured time")
     measured_us = {k: _us(v, f"the measured need of stage {k!r}", zero=True) for k, v in measured_us.items()}
@@ -353,6 +381,8 @@ class Budget:
 
     def reallocated(self, report: BudgetReport) -> Budget:
         """A new budget whose allotments follow the measured percentiles."""
+        if not isinstance(report, BudgetReport):
+            raise TypeError(f"report must be a BudgetReport (from Budget.report), got {type(report).__name__}")
         return Budget(self.total_us, reallocate({s.stage: s.p_us for s in report.stages}, self.total_us))
 
     def __repr__(self) -> str:

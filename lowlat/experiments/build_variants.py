@@ -37,6 +37,7 @@ from typing import Any
 
 from lowlat.core import toolchain
 from lowlat.core.affinity import cpu_pair
+from lowlat.core.argcheck import bool_arg, callable_arg
 from lowlat.core.blas import quiet_blas
 from lowlat.core.errors import check_status
 from lowlat.core.validate import int_arg, power_of_two
@@ -99,7 +100,7 @@ def _cdef() -> str:
 
 def _compiler_id(cc: str) -> str:
     try:
-        res = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        res = subprocess.run([*toolchain.compiler_words(cc), "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return cc
     return f"{cc} {(res.stdout.splitlines() or [''])[0]}"
@@ -156,6 +157,7 @@ class Variant:
         Returns items/s; RuntimeError if a record arrived out of order."""
         if self.lib is None:
             raise RuntimeError(f"variant {self.name} is not available: {self.reason}")
+        capacity = power_of_two(capacity)
         prod, cons = cpu_pair(bench_cpus())  # the one CPU-pair check (a mask may have changed since)
         w = wait_code(wait or default_wait())
         cfg = self.ffi.new(
@@ -209,16 +211,21 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
     folder = so.parent
     folder.mkdir(parents=True, exist_ok=True)
     incs = [f"-I{d}" for d in toolchain.include_dirs()]
-    base = [compiler, toolchain.STD, *flags, *toolchain.WARNINGS, "-fPIC"]
+    base = [*toolchain.compiler_words(compiler), toolchain.STD, *flags, *toolchain.WARNINGS, "-fPIC"]
     with tempfile.TemporaryDirectory(prefix=".build-", dir=folder) as tmp:
         objs = [Path(tmp) / f"{i}-{src.stem}.o" for i, src in enumerate(_sources())]
         jobs = [[*base, *incs, "-c", str(src), "-o", str(o)] for src, o in zip(_sources(), objs)]
         with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
             failures = [r for r in pool.map(_run, jobs) if r]
+        missing = [o.name for o in objs if not o.is_file()]
+        if not failures and missing:  # a "compiler" that exits 0 without compiling (cc='/bin/true')
+            failures = [f"{compiler} exited 0 but wrote no object file ({missing[0]}): is it a C compiler?"]
         part = Path(tmp) / so.name
         reason = (
             failures[0] if failures else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm"])
         )
+        if not reason and not part.is_file():
+            reason = f"{compiler} exited 0 but wrote no shared library: is it a C compiler?"
         if not reason:
             os.replace(part, so)
             return ""
@@ -226,26 +233,38 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
     return reason
 
 
-def build(name: str = "o3-native", *, cc: str | None = None, cache: Path | None = None) -> Variant:
+def build(name: str = "o3-native", *, cc: str | None = None, cache: str | Path | None = None) -> Variant:
     """The core built with the flags of ``VARIANTS[name]`` and loaded: from
     the cache when this exact build exists (``cached=True``), else compiled
     now (all of the core's sources, a few seconds).  A variant that cannot
     be built comes back with ``lib`` None and the ``reason`` (no compiler,
-    no sources, the compiler refused a flag); a wrong ``name`` is a
-    ValueError."""
-    if name not in VARIANTS:
+    no sources, the compiler refused a flag or wrote nothing, the cache
+    folder cannot be written); a wrong ``name`` is a ValueError, a ``cc``
+    (a compiler command, arguments allowed) or ``cache`` (a folder) of the
+    wrong type a TypeError."""
+    if not isinstance(name, str) or name not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {name!r}")
+    if cc is not None:
+        toolchain.compiler_words(cc)  # a str naming a command: TypeError/ValueError otherwise
+    if cache is not None and (not isinstance(cache, (str, os.PathLike)) or not str(cache)):
+        raise TypeError(f"cache must be a folder (a str or a Path) or None, got {type(cache).__name__} {cache!r}")
     flags = VARIANTS[name]
-    compiler = cc or toolchain.c_compiler()
+    try:
+        compiler = cc or toolchain.c_compiler()
+    except RuntimeError as exc:  # $CC names no program
+        return Variant(name, flags, reason=str(exc))
     if compiler is None:
         return Variant(name, flags, reason="no C compiler found (cc, gcc or clang): a build variant needs one")
     if not all(p.exists() for p in _sources()):
         return Variant(name, flags, reason=f"the core's sources are not in {toolchain.CSRC} (the course repository)")
-    folder = (cache or cache_dir()) / f"{name}-{_key(flags, compiler)}"
+    folder = (Path(cache) if cache is not None else cache_dir()) / f"{name}-{_key(flags, compiler)}"
     so = folder / ("liblowlat_core.dylib" if sys.platform == "darwin" else "liblowlat_core.so")
     cached = so.exists()
     if not cached:
-        failure = _compile(compiler, flags, so)
+        try:
+            failure = _compile(compiler, flags, so)
+        except OSError as exc:  # the cache folder cannot be made or written
+            failure = f"cannot build in {folder}: {exc.strerror or exc}"
         if failure:
             return Variant(name, flags, reason=failure)
     from cffi import FFI
@@ -275,6 +294,17 @@ def compare(
     "installed, batch", "<name>, batch", "installed, per item",
     "<name>, per item".  ``between`` runs before each round (e.g. a
     core-to-core sample)."""
+    if not isinstance(other, Variant):
+        raise TypeError(
+            f"other must be a Variant (from build(...)), got {type(other).__name__} {other!r:.40}"
+            + (f"; use compare(build({other!r}))" if isinstance(other, str) else "")
+        )
+    rounds = int_arg(rounds, "rounds", minimum=1, maximum=1000)
+    batch_items = int_arg(batch_items, "batch_items", minimum=1, maximum=10**10)
+    item_items = int_arg(item_items, "item_items", minimum=1, maximum=10**10)
+    batch = int_arg(batch, "batch", minimum=0, maximum=1024)
+    if between is not None:
+        callable_arg(between, "between")
     if not other:
         raise RuntimeError(f"variant {other.name} is not available: {other.reason}")
     base = installed()
@@ -284,7 +314,7 @@ def compare(
         runs[f"{v.name}, per item"] = lambda v=v: v.spsc_throughput(1024, item_items)
     for run in runs.values():  # warm-up: each build calibrates its own clock on first use
         run()
-    return interleave(runs, int_arg(rounds, "rounds", minimum=1, maximum=1000), between=between)
+    return interleave(runs, rounds, between=between)
 
 
 def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict[str, float]:
@@ -294,6 +324,9 @@ def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict
     ``between`` runs before each round (and once before the installed core's
     runs when the variant cannot be built).  The first call on a machine
     compiles the variant (a few seconds; cached after)."""
+    quick = bool_arg(quick, "quick")
+    if between is not None:
+        callable_arg(between, "between")
     rounds, items = (3, 4_000_000) if quick else (9, 20_000_000)
     v = build("o3-native")
     keys = ("o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch")
@@ -321,6 +354,8 @@ def vector_registers(path: Path) -> dict[str, int]:
     256- or 512-bit x86 vector register (``xmm``, ``ymm``, ``zmm``), read
     from ``objdump -d``: where -march=native let the compiler use wider
     vectors.  Empty when objdump is missing or fails (e.g. not x86)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise TypeError(f"path must be a shared library's path (a str or a Path), got {type(path).__name__} {path!r}")
     exe = shutil.which("objdump")
     if exe is None:
         return {}

@@ -32,6 +32,7 @@ from pathlib import Path
 from lowlat.core import toolchain
 from lowlat.core._lib import lib
 from lowlat.core.affinity import usable_cpus
+from lowlat.core.argcheck import bool_arg, callable_arg, real_arg
 from lowlat.core.errors import check_status
 from lowlat.core.validate import int_arg
 from lowlat.machine.placement import bench_cpus
@@ -105,6 +106,9 @@ def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict
     not measurable, e.g. the contended stores with one usable CPU).
     ``between`` runs before each round of the contended stores (e.g. a
     core-to-core sample)."""
+    quick = bool_arg(quick, "quick")
+    if between is not None:
+        callable_arg(between, "between")
     rounds, n = (15, 500_000) if quick else (41, 2_000_000)
     r = measure(rounds, n)
     out = {
@@ -159,7 +163,7 @@ def _assembly_command(target: str) -> tuple[list[str], str]:
     flags = [toolchain.STD, "-O2", "-S", "-fno-asynchronous-unwind-tables"]
     if target == "native" or (target == "aarch64" and _is_aarch64()):
         cc = toolchain.c_compiler()
-        return ([cc, *flags], "") if cc else ([], "no C compiler found (cc, gcc or clang)")
+        return ([*toolchain.compiler_words(cc), *flags], "") if cc else ([], "no C compiler found (cc, gcc or clang)")
     if target != "aarch64":
         raise ValueError(f"target must be 'native' or 'aarch64', got {target!r}")
     for cross in ("aarch64-linux-gnu-gcc",):
@@ -200,6 +204,8 @@ def assembly(target: str = "native") -> Assembly:
     ``target``: "native" (this machine's compiler) or "aarch64" (this
     machine's compiler on ARM64, else clang's ARMv8 target or a cross gcc).
     Never raises for a missing tool: the result's ``reason`` says why."""
+    if not isinstance(target, str) or target not in ("native", "aarch64"):
+        raise ValueError(f"target must be 'native' or 'aarch64', got {target!r}")
     cmd, why = _assembly_command(target)
     if not cmd:
         return Assembly(target, reason=why)
@@ -252,9 +258,11 @@ def seqlock_demo(mode: str, *, sanitize: bool, snapshots: int = 100_000, timeout
     "unchecked" (the reader never re-checks the sequence).  RuntimeError
     when there is no compiler, the build fails or the program does not
     print its counts."""
-    if mode not in SEQLOCK_MODES:
+    if not isinstance(mode, str) or mode not in SEQLOCK_MODES:
         raise ValueError(f"mode must be one of {', '.join(SEQLOCK_MODES)}, got {mode!r}")
+    sanitize = bool_arg(sanitize, "sanitize")  # 'no' is a true string: only a real bool says what is meant
     n = int_arg(snapshots, "snapshots", minimum=1, maximum=100_000_000)
+    timeout_s = real_arg(timeout_s, "timeout_s", positive=True, maximum=3600.0)
     src = toolchain.DEMOS / "seqlock_demo.c"
     if not src.exists():
         raise FileNotFoundError(f"{src} not found: this demo needs the course repository (csrc/demos/)")

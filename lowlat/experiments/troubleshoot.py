@@ -17,6 +17,19 @@ from typing import Any
 import numpy as np
 
 from lowlat.core.affinity import usable_cpus
+from lowlat.core.argcheck import callable_arg, real_arg
+
+# The longest steal sample checklist() sleeps for: a minute is already a long wait for one line.
+MAX_STEAL_SAMPLE_S = 60.0
+
+
+def _run_result(result: Any, name: str = "result") -> Any:
+    """A pipeline run's result: it has ``latency_ns`` and ``samples``."""
+    if not (hasattr(result, "latency_ns") and hasattr(result, "samples")):
+        raise TypeError(
+            f"{name} must be a pipeline run's result (lowlat.experiments.pipeline.run(...)), got {type(result).__name__}"
+        )
+    return result
 
 
 @dataclass
@@ -70,6 +83,8 @@ class RunUsage:
 
 
 def with_usage(fn: Callable[[], Any]) -> RunUsage:
+    """Runs ``fn()`` (no arguments) and returns what getrusage saw meanwhile."""
+    callable_arg(fn, "fn")
     a = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     res = fn()
@@ -80,7 +95,10 @@ def with_usage(fn: Callable[[], Any]) -> RunUsage:
 
 def stalls(result: Any, factor: float = 100.0) -> list[tuple[float, float]]:
     """Episodes where latency exceeded ``factor`` x P50: (start ms into the
-    run, worst latency ms), one per episode."""
+    run, worst latency ms), one per episode.  ``factor``: a finite number
+    >= 1 (below 1 every ordinary tick would count as a stall) and <= 1e9."""
+    _run_result(result)
+    factor = real_arg(factor, "factor", minimum=1.0, maximum=1e9)
     lat = result.latency_ns
     if len(lat) == 0:
         return []
@@ -158,7 +176,7 @@ def max_cause(result: Any) -> MaxCause | None:
     (None when no samples were kept).  Needs the consumer's stage stamps
     (any ``work_ns`` > 0) for the processing time; without them processing
     is counted from the pop to the done stamp all the same."""
-    s = result.samples
+    s = _run_result(result).samples
     if len(s) == 0:
         return None
     lat = result.latency_ns
@@ -196,7 +214,13 @@ def max_cause(result: Any) -> MaxCause | None:
 
 def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> list[Finding]:
     """Answers the troubleshooting questions for this machine and, if given,
-    one pipeline run measured with :func:`with_usage`."""
+    one pipeline run measured with :func:`with_usage`.  ``steal_sample_s``:
+    how long to watch the hypervisor's steal (0 to 60 s; it sleeps that long)."""
+    if usage is not None and not isinstance(usage, RunUsage):
+        raise TypeError(f"usage must be a RunUsage (from with_usage) or None, got {type(usage).__name__}")
+    if usage is not None:
+        _run_result(usage.result, "usage.result")
+    steal_sample_s = real_arg(steal_sample_s, "steal_sample_s", minimum=0.0, maximum=MAX_STEAL_SAMPLE_S)
     n = len(usable_cpus())  # the CPUs this process may run on, not all online ones
     out: list[Finding] = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -309,7 +333,24 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
 
 
 def format_checklist(findings: list[Finding]) -> str:
+    """The findings, one line each (and a line of advice where there is some)."""
+    if isinstance(findings, (str, bytes)) or not hasattr(findings, "__iter__"):
+        raise TypeError(f"findings must be a list of Finding (from checklist), got {type(findings).__name__}")
+    findings = list(findings)
+    for f in findings:
+        if not isinstance(f, Finding):
+            raise TypeError(f"findings must hold Finding objects (from checklist), got {type(f).__name__} {f!r:.60}")
     return "\n".join(f.line() for f in findings)
 
 
-__all__ = ["Finding", "MaxCause", "RunUsage", "checklist", "format_checklist", "max_cause", "stalls", "with_usage"]
+__all__ = [
+    "MAX_STEAL_SAMPLE_S",
+    "Finding",
+    "MaxCause",
+    "RunUsage",
+    "checklist",
+    "format_checklist",
+    "max_cause",
+    "stalls",
+    "with_usage",
+]

@@ -10,11 +10,18 @@ and :mod:`lowlat.machine` prints it.
 
 from __future__ import annotations
 
-import math
+import numbers
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+# The CPU quota and the load other processes put on the machine live in their own module; importable from here too.
+from lowlat.machine.contention import Load, Quota, cpu_quota, load, root_path
+
+# The highest CPU number a CPU list may name: Linux's own limit (CONFIG_NR_CPUS) is 8,192; a list
+# naming more is not the kernel's, and a range as long as "0-99999999999" would exhaust memory.
+MAX_CPU = 65_535
 
 
 def _read(path: Path) -> str | None:
@@ -25,17 +32,48 @@ def _read(path: Path) -> str | None:
 
 
 def parse_cpu_list(text: str) -> list[int]:
-    """``"0-3,8,10-11"`` -> ``[0, 1, 2, 3, 8, 10, 11]`` (the kernel's list format)."""
-    out: list[int] = []
+    """``"0-3,8,10-11"`` -> ``[0, 1, 2, 3, 8, 10, 11]`` (the kernel's list
+    format).  ValueError for anything else: a range that runs backwards
+    (``"3-1"``), a CPU above :data:`MAX_CPU`."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a CPU list such as '0-3,8', got {type(text).__name__} {text!r}")
+    out: set[int] = set()
     for part in text.replace("\n", ",").split(","):
         part = part.strip()
         if not part:
             continue
         lo, _, hi = part.partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
-            raise ValueError(f"not a CPU list: {text!r}")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return sorted(set(out))
+        if not (lo.isascii() and lo.isdigit()) or (hi and not (hi.isascii() and hi.isdigit())):
+            raise ValueError(f"text is not a CPU list: {text!r}")
+        first, last = int(lo), int(hi or lo)
+        if last < first:
+            raise ValueError(f"text is not a CPU list: {text!r} (the range {part!r} runs backwards)")
+        if last > MAX_CPU:
+            raise ValueError(f"text is not a CPU list: {text!r} (CPU {last} is above {MAX_CPU:,})")
+        out.update(range(first, last + 1))
+    return sorted(out)
+
+
+def _cpu_infos(cpu_list: Any, name: str = "cpu_list") -> list[Cpu]:
+    if isinstance(cpu_list, (str, bytes)) or not hasattr(cpu_list, "__iter__"):
+        raise TypeError(f"{name} must be a list of Cpu (from cpus()), got {type(cpu_list).__name__} {cpu_list!r:.60}")
+    out = list(cpu_list)
+    for c in out:
+        if not isinstance(c, Cpu):
+            raise TypeError(f"{name} must hold Cpu objects (from cpus()), got {type(c).__name__} {c!r:.60}")
+    return out
+
+
+def _cpu_numbers(usable: Any, name: str = "usable") -> list[int]:
+    """CPU numbers: ints (numpy ints too, never bools or strings), >= 0."""
+    if isinstance(usable, (str, bytes)) or not hasattr(usable, "__iter__"):
+        raise TypeError(f"{name} must be a list of CPU numbers, got {type(usable).__name__} {usable!r:.60}")
+    out = []
+    for c in usable:
+        if isinstance(c, bool) or not isinstance(c, numbers.Integral) or c < 0:
+            raise TypeError(f"{name} must hold CPU numbers (ints >= 0), got {type(c).__name__} {c!r}")
+        out.append(int(c))
+    return out
 
 
 @dataclass(frozen=True)
@@ -57,11 +95,11 @@ class Cpu:
 def cpus(root: str | Path = "/") -> list[Cpu]:
     """Every CPU the kernel lists under ``sys/devices/system/cpu`` (empty
     where there is no sysfs, e.g. macOS)."""
-    base = Path(root) / "sys/devices/system/cpu"
+    base = root_path(root) / "sys/devices/system/cpu"
     present = _read(base / "online") or _read(base / "present")
     if present is None:
         return []
-    nodes = _numa_nodes(Path(root))
+    nodes = _numa_nodes(root_path(root))
     out = []
     for c in parse_cpu_list(present):
         topo = base / f"cpu{c}" / "topology"
@@ -109,6 +147,7 @@ def _numa_nodes(root: Path) -> dict[int, int]:
 
 def physical_cores(cpu_list: list[Cpu]) -> int:
     """Distinct physical cores among ``cpu_list``."""
+    cpu_list = _cpu_infos(cpu_list)
     return len({(c.package, c.core) for c in cpu_list})
 
 
@@ -116,6 +155,8 @@ def pick_pair(usable: list[int], cpu_list: list[Cpu]) -> tuple[int, int] | None:
     """Two usable CPUs for a producer/consumer pair, on two different
     physical cores when such a pair exists (never SMT siblings then), the
     same NUMA node preferred; None when fewer than two CPUs are usable."""
+    usable = sorted(set(_cpu_numbers(usable)))
+    cpu_list = _cpu_infos(cpu_list)
     if len(usable) < 2:
         return None
     info = {c.cpu: c for c in cpu_list}
@@ -139,11 +180,13 @@ def pick_pair(usable: list[int], cpu_list: list[Cpu]) -> tuple[int, int] | None:
 
 def same_core(a: Cpu, b: Cpu) -> bool:
     """Whether two logical CPUs are SMT siblings of one physical core."""
+    _cpu_infos((a, b), "a and b")
     return a.cpu != b.cpu and (b.cpu in a.siblings or (a.package, a.core) == (b.package, b.core))
 
 
 def numa_nodes(cpu_list: list[Cpu]) -> list[int]:
     """The NUMA nodes of ``cpu_list``, sorted ([0] on a one-node machine)."""
+    cpu_list = _cpu_infos(cpu_list)
     return sorted({c.node for c in cpu_list})
 
 
@@ -158,6 +201,7 @@ def pair_kind(a: Cpu, b: Cpu) -> str:
     (AMD's CCXs, Intel's sub-NUMA clusters) or NUMA nodes over the on-chip or
     inter-socket links.  Two cores whose LLC the OS does not report count as
     one LLC."""
+    _cpu_infos((a, b), "a and b")
     if same_core(a, b):
         return PAIR_KINDS[0]
     if a.node != b.node or a.package != b.package:
@@ -171,7 +215,8 @@ def placement_pairs(usable: list[int], cpu_list: list[Cpu]) -> dict[str, tuple[i
     """One usable CPU pair per kind of :data:`PAIR_KINDS` this machine has
     (the lowest-numbered such pair), in that order; empty with fewer than two
     usable CPUs or no topology (macOS)."""
-    info = {c.cpu: c for c in cpu_list}
+    usable = _cpu_numbers(usable)
+    info = {c.cpu: c for c in _cpu_infos(cpu_list)}
     allowed = sorted(c for c in usable if c in info)
     found: dict[str, tuple[int, int]] = {}
     for i, a in enumerate(allowed):
@@ -185,6 +230,12 @@ def table(cpu_list: list[Cpu], usable: list[int], roles: dict[int, str] | None =
     node, SMT siblings, the CPUs sharing its last-level cache, whether this
     process may run on it (its affinity mask) and its ``roles`` (e.g.
     producer); at most ``limit`` rows, then a line counting the rest."""
+    cpu_list = _cpu_infos(cpu_list)
+    usable = _cpu_numbers(usable)
+    if roles is not None and not isinstance(roles, dict):
+        raise TypeError(f"roles must map CPU numbers to role names, or be None, got {type(roles).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 0:
+        raise TypeError(f"limit must be an int >= 0 (rows), got {type(limit).__name__} {limit!r}")
     roles = roles or {}
 
     def cpus_text(xs: tuple[int, ...]) -> str:
@@ -212,7 +263,9 @@ def numa_node_from_maps(addr: int, root: str | Path = "/") -> int:
     from ``/proc/self/numa_maps`` (the fallback where the get_mempolicy
     system call is refused): -1 when the mapping is not found, has no page
     placed yet, or spreads over several nodes."""
-    r = Path(root)
+    if isinstance(addr, bool) or not isinstance(addr, numbers.Integral) or addr < 0:
+        raise TypeError(f"addr must be an address (an int >= 0), got {type(addr).__name__} {addr!r}")
+    r = root_path(root)
     start = None
     for line in (_read(r / "proc/self/maps") or "").splitlines():
         lo, _, rest = line.partition("-")
@@ -234,81 +287,6 @@ def numa_node_from_maps(addr: int, root: str | Path = "/") -> int:
     return -1
 
 
-@dataclass(frozen=True)
-class Quota:
-    """A CPU quota from the cgroup controller: ``cpus`` CPUs' worth of time
-    per ``period_us`` (inf when unlimited), and where it was read."""
-
-    cpus: float
-    period_us: int
-    source: str
-
-    @property
-    def limited(self) -> bool:
-        return math.isfinite(self.cpus)
-
-
-def _own_cgroup_paths(root: Path) -> list[Path]:
-    """The cgroup directories of this process (v2 unified, then v1 cpu)."""
-    text = _read(root / "proc/self/cgroup") or ""
-    out = []
-    for line in text.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, rel = parts
-        rel = rel.lstrip("/")
-        if controllers == "":
-            out.append(root / "sys/fs/cgroup" / rel)
-        elif "cpu" in controllers.split(","):
-            for mount in ("cpu,cpuacct", "cpu", "cpuacct,cpu"):
-                out.append(root / "sys/fs/cgroup" / mount / rel)
-    return out
-
-
-def cpu_quota(root: str | Path = "/") -> Quota:
-    """The tightest CPU quota on this process's cgroup and its parents:
-    cgroup v2 ``cpu.max`` ("max 100000" or "50000 100000"), or v1
-    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (-1 is unlimited)."""
-    r = Path(root)
-    best = Quota(math.inf, 100_000, "no CPU quota")
-    seen: set[Path] = set()
-    for start in _own_cgroup_paths(r) + [r / "sys/fs/cgroup", r / "sys/fs/cgroup/cpu"]:
-        d = start
-        while True:
-            if d in seen:
-                break
-            seen.add(d)
-            q = _quota_in(d)
-            if q is not None and q.cpus < best.cpus:
-                best = q
-            if d == r / "sys/fs/cgroup" or d.parent == d or not d.is_relative_to(r / "sys/fs/cgroup"):
-                break
-            d = d.parent
-    return best
-
-
-def _quota_in(d: Path) -> Quota | None:
-    v2 = _read(d / "cpu.max")
-    if v2:
-        limit, _, per = v2.partition(" ")
-        if limit == "max":
-            return None
-        try:
-            return Quota(int(limit) / int(per or 100_000), int(per or 100_000), str(d / "cpu.max"))
-        except ValueError:
-            return None
-    q, p = _read(d / "cpu.cfs_quota_us"), _read(d / "cpu.cfs_period_us")
-    if q and p:
-        try:
-            quota, period = int(q), int(p)
-        except ValueError:
-            return None
-        if quota > 0 and period > 0:
-            return Quota(quota / period, period, str(d / "cpu.cfs_quota_us"))
-    return None
-
-
 def page_size() -> int:
     """The OS's page size in bytes (4 KiB on most x86 Linux, 16 KiB on Apple Silicon)."""
     return int(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else 4096
@@ -324,7 +302,7 @@ def line_size(root: str | Path = "/") -> int:
             return v
     except (ValueError, OSError, AttributeError):
         pass
-    for idx in sorted((Path(root) / "sys/devices/system/cpu/cpu0/cache").glob("index*")):
+    for idx in sorted((root_path(root) / "sys/devices/system/cpu/cpu0/cache").glob("index*")):
         if _read(idx / "level") == "1" and _read(idx / "type") in ("Data", "Unified"):
             text = _read(idx / "coherency_line_size")
             if text and text.isdigit():
@@ -340,59 +318,8 @@ def line_size(root: str | Path = "/") -> int:
     return 64
 
 
-@dataclass(frozen=True)
-class Load:
-    """Other work on the machine: the 1-minute load average, runnable tasks
-    right now, and the share of time the hypervisor took (steal) over the
-    sample (nan where the OS does not report it)."""
-
-    load1: float
-    running: int
-    steal_pct: float
-
-    def busy(self, usable_cpus: int) -> bool:
-        """More runnable work than this process's CPUs can absorb (besides
-        the process itself), or a hypervisor taking over 5% of the time."""
-        return self.running - 1 > usable_cpus - 1 or self.steal_pct > 5
-
-    def describe(self) -> str:
-        steal = "" if math.isnan(self.steal_pct) else f", steal {self.steal_pct:.1f}%"
-        return f"load average {self.load1:.2f}, {self.running} runnable now{steal}"
-
-
-def _steal_ticks(stat: str) -> tuple[int, int] | None:
-    """(steal ticks, all ticks) from the first line of /proc/stat's text."""
-    line = stat.splitlines()[:1]
-    if not line or not line[0].startswith("cpu "):
-        return None
-    vals = [int(v) for v in line[0].split()[1:]]
-    steal = vals[7] if len(vals) > 7 else 0
-    return steal, sum(vals[:8])
-
-
-def load(sample_s: float = 0.1, root: str | Path = "/") -> Load:
-    """Samples the load for ``sample_s`` seconds (steal needs two readings)."""
-    r = Path(root)
-    first = _steal_ticks(_read(r / "proc/stat") or "")
-    if sample_s > 0 and first is not None:
-        time.sleep(sample_s)
-    stat = _read(r / "proc/stat") or ""  # the second reading serves steal and the run queue
-    second = _steal_ticks(stat)
-    steal = math.nan
-    if first and second and second[1] > first[1]:
-        steal = 100.0 * (second[0] - first[0]) / (second[1] - first[1])
-    running = 0
-    for line in stat.splitlines():
-        if line.startswith("procs_running"):
-            running = int(line.split()[1])
-    try:
-        load1 = os.getloadavg()[0] if str(r) == "/" else float((_read(r / "proc/loadavg") or "0").split()[0])
-    except (OSError, ValueError, AttributeError):
-        load1 = math.nan
-    return Load(load1, running, steal)
-
-
 __all__ = [
+    "MAX_CPU",
     "PAIR_KINDS",
     "Cpu",
     "Load",

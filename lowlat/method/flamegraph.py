@@ -13,9 +13,16 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import numbers
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lowlat.core.argcheck import bool_arg, real_arg, regex_arg, str_arg
+from lowlat.core.validate import int_arg
 
 KERNEL_SUFFIX = "_[k]"  # appended to kernel frames in folded stacks (the flamegraph.pl convention)
 UNKNOWN = "[unknown]"
@@ -63,6 +70,20 @@ def _parse_samples(text: str) -> list[tuple[str, int, int, list[str]]]:
     return out
 
 
+def _folded(folded: Any) -> dict[str, int]:
+    """Folded stacks: a dict of stack text -> samples (an int >= 0)."""
+    if not isinstance(folded, dict):
+        raise TypeError(f"folded must be a dict of stack -> samples, got {type(folded).__name__} {folded!r:.60}")
+    for stack, n in folded.items():
+        if not isinstance(stack, str):
+            raise TypeError(f"folded's stacks must be strings ('a;b;c'), got {type(stack).__name__} {stack!r:.60}")
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"folded's sample counts must be ints, got {type(n).__name__} {n!r} for {stack!r:.60}")
+        if n < 0:
+            raise ValueError(f"folded's sample counts must be >= 0, got {n} for {stack!r:.60}")
+    return folded
+
+
 def collapse_perf_script(text: str, thread_names: tuple[str, ...] = (), keep_unknown: bool = False) -> dict[str, int]:
     """Folds ``perf script`` output (with ``-F comm,pid,tid,ip,sym``) into
     ``"root;caller;...;leaf" -> samples``.  Each stack starts with the
@@ -73,6 +94,10 @@ def collapse_perf_script(text: str, thread_names: tuple[str, ...] = (), keep_unk
     ``main thread``; any other is named after its most frequent outermost
     known frame.  ``[unknown]`` frames (no symbol, or a broken frame-pointer
     chain) are dropped unless ``keep_unknown``; kernel frames end in ``_[k]``."""
+    str_arg(text, "text")
+    if isinstance(thread_names, (str, bytes)) or not all(isinstance(n, str) for n in thread_names):
+        raise TypeError(f"thread_names must be a tuple of function names, got {thread_names!r:.60}")
+    bool_arg(keep_unknown, "keep_unknown")
     samples = _parse_samples(text)
     # name each thread once, from all its samples
     seen: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
@@ -108,6 +133,7 @@ def collapse_perf_script(text: str, thread_names: tuple[str, ...] = (), keep_unk
 def parse_folded(text: str) -> dict[str, int]:
     """Folded-stack text (``a;b;c 12`` per line, as py-spy's ``-f raw`` and
     stackcollapse scripts write it) -> stack -> samples."""
+    str_arg(text, "text")
     out: Counter[str] = Counter()
     for line in text.splitlines():
         line = line.rstrip()
@@ -122,17 +148,18 @@ def parse_folded(text: str) -> dict[str, int]:
 def share(folded: dict[str, int], pattern: str) -> float:
     """The fraction of samples (0..1) with a frame matching the regular
     expression ``pattern`` anywhere in the stack."""
-    total = sum(folded.values())
+    rx = regex_arg(pattern, "pattern")
+    total = sum(_folded(folded).values())
     if not total:
         return 0.0
-    rx = re.compile(pattern)
     return sum(n for s, n in folded.items() if any(rx.search(f) for f in s.split(";"))) / total
 
 
 def leaves(folded: dict[str, int], n: int = 10) -> list[tuple[str, float]]:
     """The ``n`` frames with the most *self* samples (the stack's leaf), as
     (frame, fraction of all samples): where the CPU was when sampled."""
-    total = sum(folded.values()) or 1
+    n = int_arg(n, "n", minimum=0)
+    total = sum(_folded(folded).values()) or 1
     c: Counter[str] = Counter()
     for s, k in folded.items():
         c[s.rsplit(";", 1)[-1]] += k
@@ -143,7 +170,7 @@ def by_thread(folded: dict[str, int]) -> dict[str, float]:
     """Each thread's share of the samples (0..1), from the second frame of
     the stacks :func:`collapse_perf_script` folds (process;thread;...);
     py-spy's stacks start with ``thread (tid): name`` and are grouped by that."""
-    total = sum(folded.values()) or 1
+    total = sum(_folded(folded).values()) or 1
     c: Counter[str] = Counter()
     for s, n in folded.items():
         parts = s.split(";")
@@ -153,13 +180,14 @@ def by_thread(folded: dict[str, int]) -> dict[str, float]:
 
 def only(folded: dict[str, int], thread_pattern: str) -> dict[str, int]:
     """The stacks whose thread (second frame) matches ``thread_pattern``."""
-    rx = re.compile(thread_pattern)
-    return {s: n for s, n in folded.items() if len(s.split(";")) > 1 and rx.search(s.split(";")[1])}
+    rx = regex_arg(thread_pattern, "thread_pattern")
+    return {s: n for s, n in _folded(folded).items() if len(s.split(";")) > 1 and rx.search(s.split(";")[1])}
 
 
 def child_result(output: str) -> dict[str, object] | None:
     """The last line of ``output`` that parses as a JSON object (what
     :func:`pipeline_child` prints), or None."""
+    str_arg(output, "output")
     for line in reversed(output.strip().splitlines()):
         if line.startswith("{"):
             try:
@@ -216,7 +244,15 @@ def flamegraph_svg(
     callers below their callees, siblings in alphabetical order (not in
     time order).  Frames matching the regular expression ``highlight`` are
     purple; kernel frames orange; user frames red to yellow.  Hovering a
-    frame shows its samples and share.  Deterministic for a given input."""
+    frame shows its samples and share.  Deterministic for a given input.
+    ``width`` 100..100,000 px, ``row`` 4..200 px, ``min_px`` >= 0."""
+    folded = _folded(folded)
+    str_arg(title, "title")
+    str_arg(subtitle, "subtitle")
+    width = int_arg(width, "width", minimum=100, maximum=100_000)
+    row = int_arg(row, "row", minimum=4, maximum=200)
+    min_px = real_arg(min_px, "min_px", minimum=0.0, maximum=float(width))
+    hl = regex_arg(highlight, "highlight") if highlight else None
     root = _tree(folded)
     total = max(root.total, 1)
     depth = 0
@@ -237,7 +273,6 @@ def flamegraph_svg(
 
     walk(root, 10.0, 0)
     height = pad_top + (depth + 1) * row + 24
-    hl = re.compile(highlight) if highlight else None
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',

@@ -12,6 +12,7 @@ returns a result whose ``available`` is False and whose ``reason`` says why.
 
 from __future__ import annotations
 
+import numbers
 import re
 import shutil
 import subprocess
@@ -20,6 +21,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lowlat.core.argcheck import real_arg, str_arg
+from lowlat.core.validate import int_arg
 from lowlat.machine.perf import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
@@ -40,6 +43,9 @@ from lowlat.method.flamegraph import (
     parse_folded,
     share,
 )
+
+# The longest a profiled child may run: a day.
+MAX_TIMEOUT_S = 86_400.0
 
 # ---- recording ------------------------------------------------------------------------------
 
@@ -75,9 +81,9 @@ def _cmd_ok(cmd: object) -> list[str]:
 
 
 def _freq(frequency: object) -> int:
-    if isinstance(frequency, bool) or not isinstance(frequency, int) or not 1 <= frequency <= 10_000:
+    if isinstance(frequency, bool) or not isinstance(frequency, numbers.Integral) or not 1 <= int(frequency) <= 10_000:
         raise ValueError(f"frequency must be an int in [1, 10000] samples per second, got {frequency!r}")
-    return frequency
+    return int(frequency)
 
 
 def python_child(code: str) -> list[str]:
@@ -125,8 +131,13 @@ def record(
     ``reason`` says why."""
     cmd = _cmd_ok(cmd)
     frequency = _freq(frequency)
-    if tool not in ("auto", "perf", "py-spy"):
+    if not isinstance(tool, str) or tool not in ("auto", "perf", "py-spy"):
         raise ValueError(f"tool must be 'auto', 'perf' or 'py-spy', got {tool!r}")
+    if isinstance(thread_names, (str, bytes)) or not all(isinstance(n, str) for n in thread_names):
+        raise TypeError(f"thread_names must be a tuple of function names, got {thread_names!r:.60}")
+    thread_names = tuple(thread_names)
+    report_lines = int_arg(report_lines, "report_lines", minimum=0, maximum=10_000)
+    timeout_s = real_arg(timeout_s, "timeout_s", positive=True, maximum=MAX_TIMEOUT_S)
     why: list[str] = []
     if tool in ("auto", "perf"):
         prof = _record_perf(cmd, frequency, thread_names, report_lines, timeout_s)
@@ -271,6 +282,7 @@ def sched(cmd: list[str], *, timeout_s: float = 120.0) -> Sched:
     processes'.  Needs root or a permissive ``perf_event_paranoid`` (it
     reads scheduler tracepoints); never raises for a missing or refused perf."""
     cmd = _cmd_ok(cmd)
+    timeout_s = real_arg(timeout_s, "timeout_s", positive=True, maximum=MAX_TIMEOUT_S)
     perf = perf_path()
     if perf is None:
         return Sched(False, install_hint())
@@ -311,6 +323,8 @@ def parse_timehist(text: str, pid: int) -> list[ThreadSched]:
     """Sums ``perf sched timehist`` lines (time, cpu, task[tid/pid], wait,
     sch delay, run time, all ms) per thread of process ``pid`` (the main
     thread shows as ``[pid]``), busiest first."""
+    str_arg(text, "text")
+    pid = int_arg(pid, "pid", minimum=0)
     acc: dict[int, list[float]] = {}
     for line in text.splitlines():
         m = _TIMEHIST.match(line)

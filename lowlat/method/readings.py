@@ -14,10 +14,15 @@ load, a hypervisor's steal, a core-to-core regime change.
 from __future__ import annotations
 
 import math
+import numbers
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from lowlat.core.argcheck import bool_arg, real_arg, str_arg
 from lowlat.machine import Machine, machine
 from lowlat.machine.topology import Load
 from lowlat.method.interleave import median, ratios
@@ -26,14 +31,39 @@ from lowlat.method.interleave import median, ratios
 def _fmt(x: float, unit: str) -> str:
     if math.isnan(x):
         return "n/a"
+    if abs(x) >= 1e15 or (0 < abs(x) < 1e-6):  # beyond what digits can say readably
+        return f"{x:.3g} {unit}".rstrip()
     if unit in ("ns", "us", "ms") or abs(x) >= 100:
         return f"{x:,.0f} {unit}".rstrip()
     return f"{x:.3g} {unit}".rstrip()
 
 
 def _x(r: float) -> str:
-    """A ratio: two decimals, thousands separated (2,503.75x)."""
-    return f"{r:,.2f}x"
+    """A ratio: two decimals, thousands separated (2,503.75x); beyond a
+    million times, three significant digits (1.2e+09x)."""
+    return f"{r:,.2f}x" if r < 1e6 else f"{r:.3g}x"
+
+
+def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
+    """A contender: a (name, values) pair, the values positive finite real numbers."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str)):
+        raise TypeError(
+            f"{what}: {name} must be a (name, values) pair such as ('spin', [812.0, 790.5]), got {type(value).__name__} "
+            f"{value!r:.80}"
+        )
+    label, xs = value
+    if isinstance(xs, (str, bytes, Mapping)) or not hasattr(xs, "__len__") or not hasattr(xs, "__iter__"):
+        raise TypeError(
+            f"{what}: {name}: the values of {label!r} must be a sequence of numbers, got {type(xs).__name__}"
+        )
+    out = []
+    for i, x in enumerate(xs):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+            raise TypeError(f"{what}: {name}: value {i} of {label!r} must be a number, got {type(x).__name__} {x!r}")
+        if not (math.isfinite(float(x)) and float(x) > 0):
+            raise ValueError(f"{what}: {name}: value {i} of {label!r} must be a positive finite number, got {x!r}")
+        out.append(float(x))
+    return label, out
 
 
 def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
@@ -53,6 +83,20 @@ def conditions(
 ) -> list[str]:
     """What about this machine and this run can hide or distort a
     two-thread or timing effect; empty when nothing is known to."""
+    if m is not None and not isinstance(m, Machine):
+        raise TypeError(f"m must be a Machine (lowlat.machine.machine()) or None, got {type(m).__name__}")
+    for name, load in (("before", before), ("after", after)):
+        if load is not None and not isinstance(load, Load):
+            raise TypeError(
+                f"{name} must be a Load (lowlat.machine.topology.load()) or None, got {type(load).__name__}"
+            )
+    if isinstance(c2c_ns, (str, bytes)) or not hasattr(c2c_ns, "__iter__"):
+        raise TypeError(f"c2c_ns must be a sequence of core-to-core latencies (ns), got {type(c2c_ns).__name__}")
+    c2c_ns = list(c2c_ns)
+    for x in c2c_ns:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+            raise TypeError(f"c2c_ns must hold numbers of ns, got {type(x).__name__} {x!r}")
+    two_threads = bool_arg(two_threads, "two_threads")
     m = m or machine()
     out = []
     if two_threads and m.usable_cpus < 2:
@@ -104,13 +148,29 @@ def compare(
     ``threshold`` AND the lower quartile of the ratios is above 1 (it won in
     most rounds) AND the two series' medians point the same way.  ``reasons``: conditions of this run (see
     :func:`conditions`) to name when the effect did not show."""
-    (name_a, a), (name_b, b) = expected_better, other
+    str_arg(what, "what")
+    name_a, a = _series(expected_better, "expected_better", what)
+    name_b, b = _series(other, "other", what)
+    str_arg(unit, "unit")
+    lower_is_better = bool_arg(lower_is_better, "lower_is_better")
+    threshold = real_arg(threshold, "threshold", minimum=1.0, maximum=1e6)
+    if (
+        isinstance(reasons, (str, bytes))
+        or not hasattr(reasons, "__iter__")
+        or not all(isinstance(r, str) for r in reasons)
+    ):
+        raise TypeError(f"reasons must be a list of sentences (strings), got {reasons!r:.80}")
     if len(a) != len(b) or not a:
-        raise ValueError(f"{what}: the series must be non-empty and of equal length, got {len(a)} and {len(b)}")
-    if any(not (math.isfinite(x) and x > 0) for x in [*a, *b]):
-        raise ValueError(f"{what}: every value must be a positive finite number")
+        raise ValueError(
+            f"{what}: expected_better and other must be non-empty series of equal length, got {len(a)} and {len(b)}"
+        )
     # how many times better the predicted winner was, round by round
-    per_round = ratios(list(b), list(a)) if lower_is_better else ratios(list(a), list(b))
+    per_round = ratios(b, a) if lower_is_better else ratios(a, b)
+    if not all(math.isfinite(r) and r > 0 for r in per_round):
+        raise ValueError(
+            f"{what}: a round's ratio of the two series overflows (values {min(a + b):g} to {max(a + b):g}): "
+            "give them in a unit that keeps them within a factor of 1e300"
+        )
     ratio = median(per_round)
     lo, hi = _quartiles(per_round)
     med_a, med_b = median(a), median(b)
@@ -164,18 +224,33 @@ def compare(
 
 def check_guess(guess: float | None, measured: float, what: str, unit: str = "") -> str:
     """The learner's prediction (``my_guess = ...`` before the experiment)
-    against the measured value: within 2x is "close"."""
+    against the measured value (a finite number >= 0; numpy numbers too):
+    within 2x is "close".  A guess that is not a positive number is
+    answered with a sentence that says so (the learner's input), a wrong
+    ``measured``, ``what`` or ``unit`` raises (the chapter's)."""
+    measured = real_arg(measured, "measured", minimum=0.0)
+    str_arg(what, "what")
+    str_arg(unit, "unit")
     shown = _fmt(measured, unit)
     if guess is None:
         return f"{what}: measured {shown} (you left your guess empty: write one before the next experiment)"
-    if not (isinstance(guess, (int, float)) and math.isfinite(guess) and guess > 0):
+    if (
+        isinstance(guess, (bool, np.bool_))
+        or not isinstance(guess, numbers.Real)
+        or not (math.isfinite(guess) and guess > 0)
+    ):
         return f"{what}: measured {shown}; your guess {guess!r} is not a positive number"
-    factor = measured / guess
-    if 0.5 <= factor <= 2:
-        return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: close (within 2x)"
-    direction = "higher" if factor > 1 else "lower"
-    times = factor if factor > 1 else 1 / factor
-    return f"{what}: measured {shown}, you guessed {_fmt(guess, unit)}: the result is {times:,.1f}x {direction}"
+    guessed = _fmt(float(guess), unit)
+    if measured == 0:
+        return f"{what}: measured {shown}, you guessed {guessed}: the result is zero, below any positive guess"
+    # in logarithms: a ratio of 1e308 to 5e-324 overflows a float, its logarithm does not
+    log_factor = math.log(measured) - math.log(float(guess))
+    if abs(log_factor) <= math.log(2):
+        return f"{what}: measured {shown}, you guessed {guessed}: close (within 2x)"
+    direction = "higher" if log_factor > 0 else "lower"
+    times = abs(log_factor)
+    text = f"{math.exp(times):,.1f}x" if times < math.log(1e6) else f"about 10^{times / math.log(10):.0f}x"
+    return f"{what}: measured {shown}, you guessed {guessed}: the result is {text} {direction}"
 
 
 __all__ = ["Reading", "check_guess", "compare", "conditions"]

@@ -1,43 +1,14 @@
 """Argument checks shared by the training chapter's modules: numbers that
 must be real and finite (a NaN or an inf would flow through the arithmetic
 and come out as a confident-looking nonsense answer), with messages that
-say what was wrong and what is allowed.  Integers: :func:`lowlat.core.validate.int_arg`."""
+say what was wrong and what is allowed.  Integers: :func:`lowlat.core.validate.int_arg`;
+real numbers: :func:`lowlat.core.argcheck.real_arg` (re-exported here)."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
-import numpy as np
-
-
-def real_arg(
-    value: Any,
-    name: str,
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    positive: bool = False,
-) -> float:
-    """``value`` as a finite float, refusing bools, non-numbers, NaN and
-    infinities, values below ``minimum`` (or <= 0 with ``positive``) and
-    above ``maximum``."""
-    lo = "> 0" if positive else (f">= {minimum:g}" if minimum is not None else "")
-    hi = f"<= {maximum:g}" if maximum is not None else ""
-    allowed = " and ".join(x for x in (lo, hi) if x)
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be {' '.join(filter(None, ['a number', allowed]))}, got {type(value).__name__} {value!r}"
-        )
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be {' '.join(filter(None, ['a finite number', allowed]))}, got {value!r}")
-    if (positive and v <= 0) or (minimum is not None and v < minimum):
-        raise ValueError(f"{name} must be {lo}, got {value!r}" + (f" (and {hi})" if hi else ""))
-    if maximum is not None and v > maximum:
-        raise ValueError(f"{name} must be {hi}, got {value!r}" + (f" (and {lo})" if lo else ""))
-    return v
+from lowlat.core.argcheck import real_arg
 
 
 def probability_arg(value: Any, name: str) -> float:

@@ -18,6 +18,9 @@ from lowlat.core.stop import check
 from lowlat.core.validate import int_arg
 from lowlat.method.interleave import interleave, medians, timed
 
+MAX_REPEATS = 100  # interleaved rounds of one comparison
+MAX_CALLS = 10**6  # calls into the core in one round of a batch sweep (total / smallest batch): about a second
+
 
 def _stoppable(variants: dict[str, Callable[[], float]]) -> dict[str, Callable[[], float]]:
     """Each timed variant preceded by a stop check (outside its timing), so
@@ -74,6 +77,8 @@ def compare_row_norms(rows: int = 2000, cols: int = 256, repeats: int = 5, seed:
     """Checks the two versions agree, then times them interleaved."""
     rows = int_arg(rows, "rows", minimum=1, maximum=10**6)
     cols = int_arg(cols, "cols", minimum=1, maximum=10**6)
+    repeats = int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
+    seed = int_arg(seed, "seed", minimum=0)
     if rows * cols > 10**8:
         raise ValueError(f"rows x cols = {rows * cols:,} float64s; at most 10**8 (800 MB) are allowed")
     x = np.random.default_rng(seed).standard_normal((rows, cols))
@@ -82,7 +87,7 @@ def compare_row_norms(rows: int = 2000, cols: int = 256, repeats: int = 5, seed:
     t = medians(
         interleave(
             _stoppable({"row": timed(lambda: row_norms_per_row(x)), "batch": timed(lambda: row_norms_batched(x))}),
-            int_arg(repeats, "repeats", minimum=1),
+            repeats,
         )
     )
     return BatchingResult(
@@ -108,7 +113,8 @@ class FfiCosts:
 def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
     """Records the same ``n`` values three ways, interleaved, and checks that
     every way counted all of them."""
-    n = int_arg(n, "n", minimum=1, maximum=10**8)
+    n = int_arg(n, "n", minimum=1, maximum=MAX_CALLS)  # n Python-level calls per way and round
+    repeats = int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
     values = np.random.default_rng(1).integers(100, 100_000, n).astype(np.uint64)
     as_list = values.tolist()
     h = Histogram()
@@ -128,7 +134,7 @@ def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
             _stoppable(
                 {"bare": timed(bare), "wrapped": timed(wrapped), "batched": timed(lambda: h.record_many(values))}
             ),
-            int_arg(repeats, "repeats", minimum=1),
+            repeats,
         )
     )
     check("stopped during the last timed run")
@@ -163,10 +169,17 @@ def batch_sweep(
     median per size)."""
     if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
         raise TypeError(f"sizes must be a sequence of batch sizes, got {type(sizes).__name__} {sizes!r}")
-    sizes_arr = np.array(sorted({int_arg(s, "batch size", minimum=1) for s in sizes}))
+    sizes_arr = np.array(sorted({int_arg(s, "batch size", minimum=1, maximum=10**8) for s in sizes}))
     if sizes_arr.size == 0:
         raise ValueError("sizes must hold at least one batch size")
     total = int_arg(total, "total", minimum=int(sizes_arr.max()), maximum=10**8)
+    repeats = int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
+    calls = -(-total // int(sizes_arr.min()))
+    if calls > MAX_CALLS:
+        raise ValueError(
+            f"total / the smallest batch size = {calls:,} calls per round; at most {MAX_CALLS:,} "
+            f"(a smaller total, or batch sizes of at least {-(-total // MAX_CALLS):,})"
+        )
     values = np.random.default_rng(2).integers(100, 100_000, total).astype(np.uint64)
     h = Histogram()
 
@@ -179,9 +192,7 @@ def batch_sweep(
 
         return go
 
-    t = medians(
-        interleave(_stoppable({str(b): timed(run(int(b))) for b in sizes_arr}), int_arg(repeats, "repeats", minimum=1))
-    )
+    t = medians(interleave(_stoppable({str(b): timed(run(int(b))) for b in sizes_arr}), repeats))
     item_ns = np.array([t[str(b)] / total * 1e9 for b in sizes_arr])
     return BatchSweep(sizes_arr, item_ns, total)
 

@@ -19,28 +19,28 @@ from lowlat.train._args import real_arg
 
 # The most checkpoint segments one simulated job may have (work / interval).
 MAX_SEGMENTS = 10**9
+# The most simulated jobs per interval (each may draw up to EXACT_FAILS failures one by one).
+MAX_RUNS = 10**5
 
 
-def _positive(**kw: float) -> None:
-    for k, v in kw.items():
-        real_arg(v, k, positive=True)
+def _positive(**kw: float) -> list[float]:
+    return [real_arg(v, k, positive=True) for k, v in kw.items()]
 
 
-def _non_negative(**kw: float) -> None:
-    for k, v in kw.items():
-        real_arg(v, k, minimum=0.0)
+def _non_negative(**kw: float) -> list[float]:
+    return [real_arg(v, k, minimum=0.0) for k, v in kw.items()]
 
 
 def young_interval(cost: float, mtbf: float) -> float:
     """Young (1974): T = sqrt(2 C M)."""
-    _positive(cost=cost, mtbf=mtbf)
+    cost, mtbf = _positive(cost=cost, mtbf=mtbf)
     return math.sqrt(2.0 * cost * mtbf)
 
 
 def daly_interval(cost: float, mtbf: float) -> float:
     """Daly (2006), the higher-order estimate: for C < 2M,
     T = sqrt(2 C M) [1 + (1/3) sqrt(C / 2M) + (1/9) (C / 2M)] - C; else M."""
-    _positive(cost=cost, mtbf=mtbf)
+    cost, mtbf = _positive(cost=cost, mtbf=mtbf)
     if cost >= 2.0 * mtbf:
         return mtbf
     r = cost / (2.0 * mtbf)
@@ -50,12 +50,18 @@ def daly_interval(cost: float, mtbf: float) -> float:
 def expected_goodput(interval: float, cost: float, mtbf: float, restart: float = 0.0) -> float:
     """Useful work / wall time for an endless job, exactly: a segment of
     length tau = T + C takes (M + R)(e^(tau/M) - 1) on average."""
-    _positive(interval=interval, mtbf=mtbf)
-    _non_negative(cost=cost, restart=restart)
+    interval, mtbf = _positive(interval=interval, mtbf=mtbf)
+    cost, restart = _non_negative(cost=cost, restart=restart)
     try:
         return interval / ((mtbf + restart) * math.expm1((interval + cost) / mtbf))
     except OverflowError:  # a segment far longer than the MTBF never completes: goodput 0
         return 0.0
+
+
+# Expected failures per run from which a run's wasted time is drawn as the sum's normal limit (the
+# central limit theorem) instead of one draw per failure, its failure count as a Gamma-Poisson mixture
+# (exactly the negative binomial): memory and time stay bounded however rarely a segment completes.
+EXACT_FAILS = 1000
 
 
 def _segments_wall(
@@ -65,14 +71,36 @@ def _segments_wall(
     run.  Failures are memoryless, so each attempt at a segment fails with
     probability 1 - e^(-tau/M); the failures before ``segments`` successes
     are negative-binomial; each failure wastes the time it struck at
-    (exponential, truncated at tau) plus the restart."""
+    (exponential, truncated at tau) plus the restart.  Where a run expects
+    more than :data:`EXACT_FAILS` failures, its failure count is drawn as
+    a Gamma-Poisson mixture and its wasted time from its normal limit;
+    where a segment can practically never complete (e^(-tau/M) underflows),
+    the wall time is infinite (goodput 0)."""
     if segments == 0 or tau <= 0:
         return np.zeros(runs)
-    q = math.exp(-tau / mtbf)
+    q = math.exp(-tau / mtbf)  # the chance that one attempt at a segment completes
+    if q <= 1e-300:
+        return np.full(runs, math.inf)
+    p_fail = -math.expm1(-tau / mtbf)
+    mean_fails = segments * p_fail / q
+    # one failure's lost time: Exp(M) truncated to [0, tau), its mean and variance
+    lost_mean = mtbf - tau * q / p_fail
+    lost_var = max(mtbf * mtbf - tau * tau * q / (p_fail * p_fail), 0.0)
+    if mean_fails > EXACT_FAILS:
+        # a negative binomial is a Poisson whose rate is Gamma(segments, p_fail / q): drawn that way, with
+        # the Poisson's own spread added as a normal once the rate is beyond numpy's Poisson
+        lam = rng.gamma(segments, p_fail / q, runs)
+        small = lam < 1e15
+        fails_f = np.where(
+            small, rng.poisson(np.where(small, lam, 0.0)), lam + np.sqrt(lam) * rng.standard_normal(runs)
+        )
+        fails_f = np.maximum(fails_f.astype(np.float64), 0.0)
+        wasted_f = fails_f * lost_mean + np.sqrt(fails_f * lost_var) * rng.standard_normal(runs)
+        return segments * tau + np.maximum(wasted_f, 0.0) + fails_f * restart
     fails = rng.negative_binomial(segments, q, size=runs)
     total = int(fails.sum())
     u = rng.random(total)
-    lost = -mtbf * np.log1p(-u * (1.0 - q))  # inverse CDF of Exp(M) truncated to [0, tau)
+    lost = -mtbf * np.log1p(-u * p_fail)  # inverse CDF of Exp(M) truncated to [0, tau)
     wasted = np.bincount(np.repeat(np.arange(runs), fails), weights=lost, minlength=runs)
     return segments * tau + wasted + fails * restart
 
@@ -81,10 +109,12 @@ def simulate_goodput(
     interval: float, cost: float, mtbf: float, work: float, *, restart: float = 0.0, runs: int = 200, seed: int = 0
 ) -> np.ndarray:
     """Goodput (work / wall time) of ``runs`` simulated jobs of ``work``
-    units, one value per run."""
-    _positive(interval=interval, mtbf=mtbf, work=work)
-    runs = int_arg(runs, "runs", minimum=1, maximum=10**6)
-    _non_negative(cost=cost, restart=restart)
+    units, one value per run (0 where a segment practically never
+    completes).  Memory and time are bounded: at most
+    ``runs x EXACT_FAILS`` failures are drawn one by one."""
+    interval, mtbf, work = _positive(interval=interval, mtbf=mtbf, work=work)
+    runs = int_arg(runs, "runs", minimum=1, maximum=MAX_RUNS)
+    cost, restart = _non_negative(cost=cost, restart=restart)
     if work / interval > MAX_SEGMENTS:
         raise ValueError(
             f"work / interval = {work / interval:.3g} checkpoint segments; at most {MAX_SEGMENTS:.0e} can be simulated "
@@ -127,15 +157,22 @@ def sweep(
     runs: int = 200,
     seed: int = 0,
 ) -> CheckpointSweep:
-    """Simulates every interval (default: 40 log-spaced around Young's)."""
+    """Simulates every interval (default: 40 log-spaced around Young's, at
+    most 10,000 intervals)."""
     young, daly = young_interval(cost, mtbf), daly_interval(cost, mtbf)
-    _positive(work=work)
+    (work,) = _positive(work=work)
+    (restart,) = _non_negative(restart=restart)
+    runs = int_arg(runs, "runs", minimum=1, maximum=MAX_RUNS)
     if intervals is None:
         intervals = np.geomspace(young / 8, min(young * 8, work), 40)
     else:
-        intervals = np.asarray(intervals)
-        if intervals.ndim != 1 or intervals.size == 0:
-            raise ValueError(f"intervals must be a non-empty 1-D sequence of numbers > 0, got shape {intervals.shape}")
+        if isinstance(intervals, (str, bytes)) or not hasattr(intervals, "__len__"):
+            raise TypeError(f"intervals must be a sequence of numbers > 0, got {type(intervals).__name__}")
+        intervals = np.asarray(intervals, dtype=object)
+        if intervals.ndim != 1 or intervals.size == 0 or intervals.size > 10_000:
+            raise ValueError(
+                f"intervals must be a 1-D sequence of 1 to 10,000 numbers > 0, got shape {intervals.shape}"
+            )
         for i, t in enumerate(intervals.tolist()):
             real_arg(t, f"intervals[{i}]", positive=True)
     sims = [simulate_goodput(float(t), cost, mtbf, work, restart=restart, runs=runs, seed=seed) for t in intervals]
@@ -150,4 +187,13 @@ def sweep(
     )
 
 
-__all__ = ["CheckpointSweep", "daly_interval", "expected_goodput", "simulate_goodput", "sweep", "young_interval"]
+__all__ = [
+    "EXACT_FAILS",
+    "MAX_RUNS",
+    "CheckpointSweep",
+    "daly_interval",
+    "expected_goodput",
+    "simulate_goodput",
+    "sweep",
+    "young_interval",
+]

@@ -46,6 +46,7 @@ from functools import partial
 
 import numpy as np
 
+from lowlat.core.affinity import cpu_arg
 from lowlat.core.blas import quiet_blas
 from lowlat.core.validate import int_arg
 from lowlat.method.interleave import interleave
@@ -54,14 +55,15 @@ from lowlat.train._args import probability_arg, real_arg
 MODES = ("sleep", "copy")
 FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 COPY_BYTES = 1 << 20  # one copy of the "copy" transfer: 1 MiB, short enough to calibrate finely
+MAX_MODEL_MS = 1e12  # the models' times: 31 years, far beyond any step, and every sum stays finite
 
 
 def predict_step_ms(compute_ms: float, comm_ms: float, fraction: float) -> float:
     """The simple overlap model (ms): a share ``fraction`` of the
     communication runs behind compute, the rest after it:
     ``max(compute, f x comm) + (1 - f) x comm``."""
-    c = real_arg(compute_ms, "compute_ms", minimum=0.0)
-    m = real_arg(comm_ms, "comm_ms", minimum=0.0)
+    c = real_arg(compute_ms, "compute_ms", minimum=0.0, maximum=MAX_MODEL_MS)
+    m = real_arg(comm_ms, "comm_ms", minimum=0.0, maximum=MAX_MODEL_MS)
     f = probability_arg(fraction, "fraction")
     return max(c, f * m) + (1.0 - f) * m
 
@@ -82,8 +84,8 @@ def schedule_step_ms(compute_ms: float, comm_ms: float, fraction: float, buckets
     ``i`` (1..B) is ready at ``i/B`` of compute; the first ``k = f x B``
     buckets start when ready (or when the link frees), the others after
     compute; one link, each bucket ``comm / B``."""
-    c = real_arg(compute_ms, "compute_ms", minimum=0.0)
-    m = real_arg(comm_ms, "comm_ms", minimum=0.0)
+    c = real_arg(compute_ms, "compute_ms", minimum=0.0, maximum=MAX_MODEL_MS)
+    m = real_arg(comm_ms, "comm_ms", minimum=0.0, maximum=MAX_MODEL_MS)
     k = overlapped_buckets(fraction, buckets)
     per = m / buckets
     link = 0.0  # when the link is next free
@@ -288,7 +290,7 @@ def run_overlap(
     after one warm-up step each.  ``cpu``: every thread of the run on that
     one CPU (Linux only).  About ``rounds x (len(fractions) + 2) x
     (compute + comm)`` ms."""
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     compute_ms = real_arg(compute_ms, "compute_ms", positive=True, maximum=10_000.0)
     comm_ms = real_arg(comm_ms, "comm_ms", positive=True, maximum=10_000.0)
@@ -296,12 +298,15 @@ def run_overlap(
     rounds = int_arg(rounds, "rounds", minimum=1, maximum=1000)
     if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__iter__"):
         raise TypeError(f"fractions must be a sequence of overlap fractions, got {fractions!r}")
-    fracs = tuple(float(probability_arg(f, "fraction")) for f in fractions)
+    fracs = tuple(probability_arg(f, "fraction") + 0.0 for f in fractions)  # + 0.0: -0.0 is 0.0
     if not fracs:
         raise ValueError("fractions must hold at least one overlap fraction")
+    twice = sorted({f for f in fracs if fracs.count(f) > 1})
+    if twice:  # one series per fraction: a repeated one would silently come back once
+        raise ValueError(f"fractions must be distinct, got {twice[0]:g} more than once in {tuple(fractions)!r}")
     ks = {f: overlapped_buckets(f, buckets) for f in fracs}
     if cpu is not None:
-        cpu = int_arg(cpu, "cpu", minimum=0)
+        cpu = cpu_arg(cpu, "cpu")
     before = threading.active_count()
     with quiet_blas(), _on_cpu(cpu):
         backward = _Backward(compute_ms / buckets)

@@ -58,7 +58,7 @@ def _kernel(kernel: Any) -> str:
 
 def kernel_flops(kernel: str, n: int) -> float:
     """FLOPs of one run: matmul of ``n x n`` 2 n^3, add n, copy 0."""
-    kernel, n = _kernel(kernel), int_arg(n, "n", minimum=1)
+    kernel, n = _kernel(kernel), int_arg(n, "n", minimum=1, maximum=10**12)
     if kernel == "matmul":
         return 2.0 * n**3
     return float(n) if kernel == "add" else 0.0
@@ -67,7 +67,7 @@ def kernel_flops(kernel: str, n: int) -> float:
 def kernel_bytes(kernel: str, n: int, dtype: Any) -> float:
     """Bytes one run moves at least once (compulsory traffic): matmul
     3 n^2 x itemsize (two inputs, one output), copy 2 n, add 3 n."""
-    kernel, n, size = _kernel(kernel), int_arg(n, "n", minimum=1), _dtype(dtype).itemsize
+    kernel, n, size = _kernel(kernel), int_arg(n, "n", minimum=1, maximum=10**12), _dtype(dtype).itemsize
     if kernel == "matmul":
         return 3.0 * n * n * size
     return float(STREAMS[kernel] * n * size)
@@ -142,13 +142,21 @@ class PrecisionRun:
 
     @property
     def rounds(self) -> int:
-        return len(self.seconds["add"]["float64"])
+        """Rounds measured (every kernel and dtype ran in each)."""
+        return len(next(iter(next(iter(self.seconds.values())).values()))) if self.seconds else 0
+
+    def _measured(self, kernel: Any) -> str:
+        k = _kernel(kernel)
+        if k not in self.seconds:
+            raise ValueError(f"kernel {k!r} was not measured in this run (it measured {', '.join(self.seconds)})")
+        return k
 
     def n_of(self, kernel: str) -> int:
-        return self.peak_n if kernel == "matmul" else self.stream_n
+        return self.peak_n if _kernel(kernel) == "matmul" else self.stream_n
 
     def kernel(self, kernel: str, dtype: Any) -> Kernel:
         """The kernel's best round as a :class:`Kernel` (spread: median/best - 1)."""
+        kernel = self._measured(kernel)
         d = _dtype(dtype).name
         ts = self.seconds[kernel][d]
         best = min(ts)
@@ -170,6 +178,7 @@ class PrecisionRun:
 
     def speedups(self, kernel: str) -> list[float]:
         """Per round: float64 time / float32 time (> 1: float32 faster)."""
+        kernel = self._measured(kernel)
         return ratios(self.seconds[kernel]["float64"], self.seconds[kernel]["float32"])
 
     def bandwidth_ratios(self) -> list[float]:
@@ -180,7 +189,7 @@ class PrecisionRun:
 
     def ms(self, kernel: str, dtype: Any) -> list[float]:
         """Per-round times in ms (for :func:`lowlat.method.readings.compare`)."""
-        return [t * 1e3 for t in self.seconds[kernel][_dtype(dtype).name]]
+        return [t * 1e3 for t in self.seconds[self._measured(kernel)][_dtype(dtype).name]]
 
 
 def measure(

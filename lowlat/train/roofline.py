@@ -15,13 +15,7 @@ several repeats (the least disturbed run) and carries their spread."""
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,137 +23,23 @@ import numpy as np
 from lowlat.core.blas import quiet_blas
 from lowlat.core.validate import int_arg
 from lowlat.method.interleave import interleave, medians, timed
+from lowlat.train.kernels import (  # the kernels and their timing: their own module, importable from here too
+    F8,
+    LLC_FALLBACK,
+    MAX_CALLS,
+    MAX_REPEATS,
+    PEAK_N,
+    Kernel,
+    add_kernel,
+    copy_bandwidth,
+    llc_bytes,
+    matmul_kernel,
+    stream_kernels,
+    sum_kernel,
+)
 
-F8 = 8  # bytes per float64
-PEAK_N = 1024  # the compute roof's matmul: larger than the kernels' default sizes
-LLC_FALLBACK = 32 << 20  # bytes, when the last-level cache cannot be read
 NOISY = 0.25  # a spread above this says nothing about a kernel's distance to its roof
 CALL_FIXED_S = 20e-6  # generous upper bound on one numpy/BLAS call's fixed cost (dispatch, checks): microseconds
-
-
-def _times(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """(best, median) seconds of ``repeats`` runs after one warm-up run."""
-    fn()  # warm-up: page faults, BLAS thread start
-    ts = []
-    for _ in range(int_arg(repeats, "repeats", minimum=1)):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return min(ts), statistics.median(ts)
-
-
-def _best_s(fn: Callable[[], object], repeats: int) -> float:
-    return _times(fn, repeats)[0]
-
-
-def llc_bytes() -> int:
-    """The largest CPU cache of this machine in bytes (sysfs on Linux,
-    ``sysctl`` on macOS); 32 MiB when neither says."""
-    sizes = []
-    for f in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
-        try:
-            text = f.read_text().strip().upper()
-        except OSError:
-            continue
-        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text.rstrip("KMG")
-        if digits.isdigit():
-            sizes.append(int(digits) * mult)
-    if not sizes and sys.platform == "darwin":
-        for key in ("hw.l3cachesize", "hw.l2cachesize"):
-            try:
-                out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True, timeout=5).stdout.strip()
-            except (OSError, subprocess.SubprocessError):
-                continue
-            if out.isdigit() and int(out) > 0:
-                sizes.append(int(out))
-    return max(sizes) if sizes else LLC_FALLBACK
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """One measured kernel: FLOPs done, bytes that must move at least once
-    (compulsory traffic), the best time and the spread of its timings
-    (median time / best time - 1; for a roof measured twice, also the gap
-    between the two).  ``pattern`` names its memory access pattern when it
-    is one of the bandwidth roof's streams ("copy", "add", "sum"), so a
-    kernel can be compared with its own stream as well as with the best."""
-
-    name: str
-    flops: float
-    bytes: float
-    seconds: float
-    spread: float = 0.0
-    pattern: str = ""
-
-    @property
-    def intensity(self) -> float:
-        """FLOP per byte."""
-        return self.flops / self.bytes
-
-    @property
-    def flops_per_s(self) -> float:
-        return self.flops / self.seconds
-
-    @property
-    def bytes_per_s(self) -> float:
-        return self.bytes / self.seconds
-
-
-def matmul_kernel(n: int, repeats: int = 5) -> Kernel:
-    """``n x n`` float64 matmul into a preallocated output: 2 n^3 FLOP,
-    3 n^2 x 8 bytes."""
-    n = int_arg(n, "n", minimum=1, maximum=8192)  # three n x n float64 matrices: 1.5 GiB at the top
-    rng = np.random.default_rng(0)
-    a, b, out = rng.random((n, n)), rng.random((n, n)), np.empty((n, n))
-    reps = max(1, int(2e7 // (2 * n**3)))  # small sizes: several per timing, so the timer does not dominate
-    best, med = _times(lambda: [np.matmul(a, b, out=out) for _ in range(reps)], repeats)
-    return Kernel(f"matmul {n}", 2.0 * n**3, 3.0 * n * n * F8, best / reps, med / best - 1)
-
-
-def add_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
-    """``c = a + b`` over ``n`` float64 (out=): n FLOP, 3 n x 8 bytes."""
-    n = int_arg(n, "n", minimum=1, maximum=10**8)
-    a, b, c = np.ones(n), np.ones(n), np.empty(n)
-    best, med = _times(lambda: np.add(a, b, out=c), repeats)
-    return Kernel("vector add", float(n), 3.0 * n * F8, best, med / best - 1, "add")
-
-
-def sum_kernel(n: int = 4_000_000, repeats: int = 5) -> Kernel:
-    """``a.sum()`` over ``n`` float64: n FLOP, n x 8 bytes."""
-    n = int_arg(n, "n", minimum=1, maximum=10**8)
-    a = np.ones(n)
-    best, med = _times(a.sum, repeats)
-    return Kernel("reduction (sum)", float(n), float(n) * F8, best, med / best - 1, "sum")
-
-
-def copy_bandwidth(nbytes: int = 64 << 20, repeats: int = 5) -> float:
-    """Streaming bandwidth (bytes/s): ``np.copyto`` of ``nbytes``, counted
-    as read + write."""
-    n = int_arg(nbytes, "nbytes", minimum=F8, maximum=2**32) // F8
-    src, dst = np.ones(n), np.empty(n)
-    return 2.0 * n * F8 / _best_s(lambda: np.copyto(dst, src), repeats)
-
-
-def stream_kernels(nbytes: int | None = None, repeats: int = 5) -> list[Kernel]:
-    """The bandwidth roof's candidates on arrays of ``nbytes`` each (default:
-    4x the last-level cache, at least 64 MiB, at most 256 MiB): copy (read +
-    write), add (two reads + one write) and sum (one read), bytes counted as
-    the program reads and writes them."""
-    if nbytes is None:
-        nbytes = min(max(4 * llc_bytes(), 64 << 20), 256 << 20)
-    n = int_arg(nbytes, "nbytes", minimum=F8, maximum=2**32) // F8
-    mib = n * F8 >> 20
-    a, b, c = np.ones(n), np.ones(n), np.empty(n)
-    out = []
-    for pattern, flops, streams, fn in (
-        ("copy", 0.0, 2, lambda: np.copyto(c, a)),
-        ("add", float(n), 3, lambda: np.add(a, b, out=c)),
-        ("sum", float(n), 1, a.sum),
-    ):
-        best, med = _times(fn, repeats)
-        out.append(Kernel(f"{pattern} {mib} MiB", flops, float(streams * n * F8), best, med / best - 1, pattern))
-    return out
 
 
 @dataclass
@@ -407,7 +287,10 @@ class OutResult:
 
 
 def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
+    """``a * b + c`` with temporaries against ``out=`` into one array, ``n``
+    float64 each, ``repeats`` interleaved rounds (at most 100)."""
     n = int_arg(n, "n", minimum=1, maximum=10**8)
+    repeats = int_arg(repeats, "repeats", minimum=1, maximum=MAX_REPEATS)
     rng = np.random.default_rng(3)
     a, b, c = rng.random(n), rng.random(n), rng.random(n)
     y = np.empty(n)
@@ -420,7 +303,7 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
         return np.add(y, c, out=y)
 
     equal = bool(np.array_equal(temp(), out()))
-    rounds = interleave({"temp": timed(temp), "out": timed(out)}, int_arg(repeats, "repeats", minimum=1))
+    rounds = interleave({"temp": timed(temp), "out": timed(out)}, repeats)
     ts = medians(rounds)
     return OutResult(
         n,
@@ -434,6 +317,10 @@ def out_vs_temporaries(n: int = 4_000_000, repeats: int = 9) -> OutResult:
 
 __all__ = [
     "CALL_FIXED_S",
+    "F8",
+    "LLC_FALLBACK",
+    "MAX_CALLS",
+    "MAX_REPEATS",
     "NOISY",
     "PEAK_N",
     "Kernel",

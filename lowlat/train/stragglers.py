@@ -25,6 +25,8 @@ from lowlat.train._args import probability_arg, real_arg
 
 # The most worker-step draws one simulation makes (a steps x workers array).
 MAX_DRAWS = 10**8
+# A worker's base and slow times: at most a day (ms); a real run sleeps them.
+MAX_MS = 86_400_000.0
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,9 @@ class WorkerModel:
     slow_ms: float = 10.0
 
     def __post_init__(self) -> None:
-        real_arg(self.base_ms, "base_ms", positive=True)
+        real_arg(self.base_ms, "base_ms", positive=True, maximum=MAX_MS)
         real_arg(self.sigma, "sigma", minimum=0.0, maximum=10.0)  # lognormal shape: e^(10 sigma) is already absurd
-        real_arg(self.slow_ms, "slow_ms", minimum=0.0)
+        real_arg(self.slow_ms, "slow_ms", minimum=0.0, maximum=MAX_MS)
         probability_arg(self.slow_prob, "slow_prob")
 
     def sample(self, rng: np.random.Generator, shape: Any) -> np.ndarray:
@@ -51,12 +53,15 @@ class WorkerModel:
 
     def percentile(self, p: float, n: int = 200_000, seed: int = 99) -> float:
         """One worker's P``p`` (ms), estimated from ``n`` draws."""
+        p = real_arg(p, "p", minimum=0.0, maximum=100.0)
+        n = int_arg(n, "n", minimum=1, maximum=MAX_DRAWS)
+        seed = int_arg(seed, "seed", minimum=0)
         return float(np.percentile(self.sample(np.random.default_rng(seed), n), p))
 
 
 def slow_step_probability(workers: int, p: float) -> float:
     """P(at least one of ``workers`` independent workers is slow) = 1 - (1-p)^W."""
-    workers = int_arg(workers, "workers", minimum=0)
+    workers = int_arg(workers, "workers", minimum=0, maximum=10**12)
     return 1.0 - (1.0 - probability_arg(p, "p")) ** workers
 
 
@@ -191,9 +196,10 @@ def simulate_steps(
     """Step times (ms) of ``workers`` synchronous workers: each step waits
     for the slowest.  With ``backups = k``, W + k workers run and the step
     proceeds when the first W have finished (the k slowest are dropped)."""
-    workers = int_arg(workers, "workers", minimum=1)
-    backups = int_arg(backups, "backups", minimum=0)
-    steps = int_arg(steps, "steps", minimum=1)
+    workers = int_arg(workers, "workers", minimum=1, maximum=MAX_DRAWS)
+    backups = int_arg(backups, "backups", minimum=0, maximum=MAX_DRAWS)
+    steps = int_arg(steps, "steps", minimum=1, maximum=MAX_DRAWS)
+    seed = int_arg(seed, "seed", minimum=0)
     if not isinstance(model, WorkerModel):
         raise TypeError(f"model must be a WorkerModel, got {type(model).__name__}")
     if steps * (workers + backups) > MAX_DRAWS:
@@ -228,7 +234,7 @@ def fan_out(
     """:func:`simulate_steps` for each worker count."""
     if isinstance(workers, (str, bytes)) or not hasattr(workers, "__iter__"):
         raise TypeError(f"workers must be a sequence of worker counts, got {type(workers).__name__} {workers!r}")
-    workers = tuple(int_arg(w, "workers", minimum=1) for w in workers)
+    workers = tuple(int_arg(w, "workers", minimum=1, maximum=MAX_DRAWS) for w in workers)
     if not workers:
         raise ValueError("workers must hold at least one worker count")
     if not isinstance(model, WorkerModel):
