@@ -341,7 +341,7 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     result: PipelineResult | None = None
     try:
         with stoppable(), quiet_blas():  # no spinning BLAS worker on the pipeline's CPUs
-            rc = check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
+            rc = check_status(lib.ll_pipeline_run(c, intended.c_handle, sent.c_handle, buf, out), "pipeline run")
             result = _result(cfg, out, intended, sent, samples, rc == lib.LL_STOPPED)
             if result.interrupted:
                 raise Interrupted(
@@ -453,7 +453,7 @@ class Running:
         self._intervals = intervals
         status = ffi.new("int *")
         self._t0 = time.monotonic()
-        p = lib.ll_pipeline_start(self._c, self._intended._h, self._sent._h, buf, int(intervals), status)
+        p = lib.ll_pipeline_start(self._c, self._intended.c_handle, self._sent.c_handle, buf, int(intervals), status)
         check_status(int(status[0]), "pipeline start")
         # Freed when this object goes (destroy stops and joins first): never a thread left behind.
         self._p = ffi.gc(p, lib.ll_pipeline_destroy)
@@ -507,7 +507,7 @@ class Running:
     def _cut(self) -> Interval:
         lat = Histogram(1, HOUR_NS, 3)
         wm = ffi.new("uint64_t *")
-        check_status(lib.ll_pipeline_cut(self._p, lat._h, wm), "pipeline cut")
+        check_status(lib.ll_pipeline_cut(self._p, lat.c_handle, wm), "pipeline cut")
         return Interval(time.monotonic() - self._t0, lat, int(wm[0]), self.config.capacity)
 
     def stop(self) -> None:
@@ -622,7 +622,7 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
     lat = Histogram(1, HOUR_NS, 3)
     out = ffi.new("ll_floor_result *")
     with stoppable(), quiet_blas():
-        rc = check_status(lib.ll_bench_pipeline_floor(c, lat._h, out), "pipeline floor")
+        rc = check_status(lib.ll_bench_pipeline_floor(c, lat.c_handle, out), "pipeline floor")
         if rc == lib.LL_STOPPED:
             raise Interrupted(f"floor run stopped after {int(out.seen):,} ticks")
     return FloorResult(
