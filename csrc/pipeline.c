@@ -136,6 +136,8 @@ struct consumer {
  * POLL_WAITS failed attempts of a wait: often enough to stop within a
  * millisecond, rarely enough to cost nothing measurable. */
 enum { POLL_TICKS = 64, POLL_WAITS = 64, POLL_BUSY = 256 };
+/* The longest open-loop schedule (s), as lowlat.core.pipeline.MAX_SCHEDULE_S: see check_cfg. */
+#define LL_PIPELINE_MAX_SCHEDULE_S (31.0 * 86400.0)
 
 /* A stop asked for this run or for every long call (Ctrl-C, stop.h).
  * relaxed: the flag carries no data, only a request to end soon; what a
@@ -250,6 +252,9 @@ static void *producer_main(void *arg)
              * happened to earlier ticks (no coordinated omission).  The tick
              * is made before its due time, so the push follows the clock
              * read that found it due. */
+            /* Defined: check_cfg bounds ticks / rate to 31 days, so i * interval
+             * is below 31 days x (clock units per ns: 10 at 10 GHz) ~ 2.7e16,
+             * exact enough in a double and far below 2^64. */
             t.intended = start + (uint64_t)((double)i * interval);
             unsigned polls = 0;
             while ((now = ll_stamp_now(clk)) < t.intended) {
@@ -458,8 +463,12 @@ static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples
         return LL_EINVAL;
     if (c->producer_mode != LL_PRODUCER_CLOSED && c->producer_mode != LL_PRODUCER_OPEN)
         return LL_EINVAL;
-    /* isfinite and <= 1e9: the schedule needs an interval of at least 1 ns. */
-    if (c->producer_mode == LL_PRODUCER_OPEN && !(isfinite(c->rate_per_s) && c->rate_per_s > 0 && c->rate_per_s <= 1e9))
+    /* 1..1e9 ticks/s: an interval from 1 ns to 1 s; and a schedule of at most
+     * LL_PIPELINE_MAX_SCHEDULE_S, so that i * interval (clock units, see
+     * producer_main) stays far inside uint64 and its conversion is defined. */
+    if (c->producer_mode == LL_PRODUCER_OPEN &&
+        !(isfinite(c->rate_per_s) && c->rate_per_s >= 1.0 && c->rate_per_s <= 1e9 &&
+          (double)c->ticks / c->rate_per_s <= LL_PIPELINE_MAX_SCHEDULE_S))
         return LL_EINVAL;
     if ((c->full_policy != LL_FULL_WAIT && c->full_policy != LL_FULL_DROP) || !valid_wait(c->producer_wait) ||
         !valid_wait(c->consumer_wait) || !valid_cpu(c->producer_cpu) || !valid_cpu(c->consumer_cpu))
