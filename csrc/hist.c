@@ -50,7 +50,7 @@ long long ll_hist_index_of(const ll_hist *h, uint64_t v)
 
 ll_hist *ll_hist_create(uint64_t lowest, uint64_t highest, int sig_figs)
 {
-    if (lowest < 1 || sig_figs < 1 || sig_figs > 5 || highest / 2 < lowest)
+    if (lowest < 1 || sig_figs < 1 || sig_figs > 5 || highest / 2 < lowest || highest > LL_HIST_MAX_HIGHEST)
         return NULL;
     uint64_t single_unit = 2;
     for (int i = 0; i < sig_figs; i++)
@@ -193,13 +193,40 @@ size_t ll_hist_record_corrected_array(ll_hist *h, const uint64_t *values, size_t
     return bad;
 }
 
+int ll_hist_merge_check(const ll_hist *dst, const ll_hist *src)
+{
+    if (src->total > UINT64_MAX - dst->total)
+        return LL_ERANGE;
+    for (size_t i = 0; i < src->counts_len; i++) {
+        if (!src->counts[i])
+            continue;
+        /* The counter's values lie in [lo, hi], narrowed by the exact
+         * extremes: the first counter of a histogram with a large lowest
+         * (0..511 for 1000) may hold only a 5, the top one only up to max. */
+        uint64_t lo = ll_hist_value_at_index(src, i);
+        uint64_t hi = ll_hist_highest_equivalent(src, lo);
+        lo = lo < src->min ? src->min : lo;
+        hi = hi > src->max ? src->max : hi;
+        if (hi > dst->highest_trackable)
+            return LL_ERANGE;
+        if (ll_hist__index(dst, lo) != ll_hist__index(dst, hi))
+            return LL_EMISMATCH;
+    }
+    return LL_OK;
+}
+
 uint64_t ll_hist_merge(ll_hist *dst, const ll_hist *src)
 {
     uint64_t old_min = dst->min, old_max = dst->max, lost = 0;
     ll_hist_sum old_sum = ll_hist__sum(dst);
     for (size_t i = 0; i < src->counts_len; i++) {
         uint64_t c = src->counts[i];
-        if (c && ll_hist_record_n_inline(dst, ll_hist_value_at_index(src, i), c) != LL_OK)
+        if (!c)
+            continue;
+        /* At the counter's lowest value, or src's exact min when that is
+         * higher (the one counter ll_hist_merge_check compared). */
+        uint64_t v = ll_hist_value_at_index(src, i);
+        if (ll_hist_record_n_inline(dst, v < src->min ? src->min : v, c) != LL_OK)
             lost += c;
     }
     /* Re-recorded values are bucket floors.  When everything fitted, restore
@@ -230,8 +257,12 @@ uint64_t ll_hist_value_at_percentile(const ll_hist *h, double p)
     uint64_t seen = 0;
     for (size_t i = 0; i < h->counts_len; i++) {
         seen += h->counts[i];
-        if (seen >= target)
-            return ll_hist_highest_equivalent(h, ll_hist_value_at_index(h, i));
+        if (seen >= target) {
+            uint64_t v = ll_hist_highest_equivalent(h, ll_hist_value_at_index(h, i));
+            /* Clamped into [min, max]: below lowest the first counter's top can
+             * pass every value recorded (lowest 1000: 0..511 share it). */
+            return v > h->max ? h->max : v < h->min ? h->min : v;
+        }
     }
     return h->max;
 }

@@ -16,8 +16,10 @@
 typedef struct ll_hist ll_hist;
 
 /* lowest: smallest value to tell apart from 0 (>= 1; values below it share
- * bucket 0); highest: largest trackable value (>= 2 * lowest); sig_figs:
+ * bucket 0); highest: largest trackable value (>= 2 * lowest, <=
+ * LL_HIST_MAX_HIGHEST: the buckets reach at least highest); sig_figs:
  * 1..5.  NULL on bad arguments or no memory. */
+#define LL_HIST_MAX_HIGHEST ((uint64_t)INT64_MAX)
 ll_hist *ll_hist_create(uint64_t lowest, uint64_t highest, int sig_figs);
 void ll_hist_destroy(ll_hist *h);
 
@@ -36,13 +38,23 @@ size_t ll_hist_record_corrected_array(ll_hist *h, const uint64_t *values, size_t
 
 /* Adds every count of src into dst (any layouts: values are re-recorded at
  * their bucket's lowest equivalent value).  Returns the number of src counts
- * that fell outside dst's range (not added). */
+ * that fell outside dst's range (not added).  Exact only when
+ * ll_hist_merge_check says LL_OK. */
 uint64_t ll_hist_merge(ll_hist *dst, const ll_hist *src);
+/* Whether merging src into dst is exact, changing nothing: LL_OK when every
+ * non-empty counter of src lies inside one counter of dst (the same layout,
+ * or dst coarser there) and dst's total stays below 2^64; LL_EMISMATCH when
+ * a counter of src spans several of dst's (dst is finer: where its values lie
+ * is not known); LL_ERANGE when src holds values above dst's range or the
+ * total would pass 2^64 - 1. */
+int ll_hist_merge_check(const ll_hist *dst, const ll_hist *src);
 void ll_hist_reset(ll_hist *h);
 
 /* The value at percentile p (0..100): the highest value equivalent to the
- * bucket holding the ceil-rounded p-th sample, the same rule as HdrHistogram.
- * 0 when empty. */
+ * bucket holding the ceil-rounded p-th sample, the same rule as HdrHistogram,
+ * clamped into [min, max] (the exact extremes): a value below lowest shares
+ * the first counter, whose top may be above every recorded value.  0 when
+ * empty. */
 uint64_t ll_hist_value_at_percentile(const ll_hist *h, double p);
 uint64_t ll_hist_min(const ll_hist *h);  /* exact; 0 when empty */
 uint64_t ll_hist_max(const ll_hist *h);  /* exact; 0 when empty */

@@ -23,8 +23,12 @@ static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples
         return LL_EINVAL;
     if (c->producer_mode != LL_PRODUCER_CLOSED && c->producer_mode != LL_PRODUCER_OPEN)
         return LL_EINVAL;
-    /* isfinite and <= 1e9: the schedule needs an interval of at least 1 ns. */
-    if (c->producer_mode == LL_PRODUCER_OPEN && !(isfinite(c->rate_per_s) && c->rate_per_s > 0 && c->rate_per_s <= 1e9))
+    /* 1..1e9 ticks/s: an interval from 1 ns to 1 s; and a schedule of at most
+     * LL_PIPELINE_MAX_SCHEDULE_S, so that i * interval (clock units, see
+     * producer_main) stays far inside uint64 and its conversion is defined. */
+    if (c->producer_mode == LL_PRODUCER_OPEN &&
+        !(isfinite(c->rate_per_s) && c->rate_per_s >= 1.0 && c->rate_per_s <= 1e9 &&
+          (double)c->ticks / c->rate_per_s <= LL_PIPELINE_MAX_SCHEDULE_S))
         return LL_EINVAL;
     if ((c->full_policy != LL_FULL_WAIT && c->full_policy != LL_FULL_DROP) || !ll_pair_ok(&c->pair, 0))
         return LL_EINVAL;

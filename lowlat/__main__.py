@@ -15,7 +15,6 @@ import argparse
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,29 +33,18 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
-def writable_file(path: str, option: str = "--json") -> Path:
-    """``path`` if a file can be written there, checked before any work is
-    done; UserError saying why not otherwise.  Nothing is left behind."""
-    if not path.strip():
-        raise UserError(f"{option} needs a file name, got an empty one")
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"{option} {path} is a folder; give a file name in it, e.g. {p / 'bench.json'}")
-    folder = p.parent
-    if not folder.exists():
-        raise UserError(f"{option} {path}: the folder {folder} does not exist (create it first)")
-    if not folder.is_dir():
-        raise UserError(f"{option} {path}: {folder} is not a folder")
+def writable_file(path: str, option: str = "--json", others: tuple[Any, ...] = ()) -> Any:
+    """``path`` checked as a result file before any work is done
+    (:func:`lowlat.core.outfile.check`: a regular file or a new name in a
+    writable folder; links written through; not a folder, device, FIFO,
+    ``-``, a name too long, nor the same file as ``others``); UserError
+    saying why not otherwise.  Nothing is created or opened."""
+    from lowlat.core.outfile import OutputPathError, check
+
     try:
-        if p.exists():
-            with open(p, "a"):  # opens for writing without changing it
-                pass
-        else:
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=".lowlat-write-test-"):
-                pass
-    except OSError as exc:
-        raise UserError(f"{option} {path}: cannot write there ({exc.strerror or exc})") from None
-    return p
+        return check(path, option, distinct_from=others)
+    except OutputPathError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -64,8 +52,7 @@ def _bench(args: argparse.Namespace) -> int:
     from lowlat.core.stop import Interrupted
     from lowlat.machine import machine_label
 
-    if args.json is not None:
-        writable_file(args.json)
+    json_out = writable_file(args.json) if args.json is not None else None
     from lowlat.machine.topology import load
 
     print(f"lowlat bench on {machine_label()}" + (" (quick)" if args.quick else ""), flush=True)
@@ -82,8 +69,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise
     print(format_table(results))
     _care(before, load(0.2))
-    if args.json is not None:
-        write_json(results, args.json)
+    if json_out is not None:
+        write_json(results, json_out)
         print(f"\nwrote {len(results)} keys to {args.json}")
     for failure in results.failures:  # reported, the other steps' results kept and written
         print(f"lowlat bench: {failure.line()}", file=sys.stderr)
@@ -114,17 +101,17 @@ def _positive(text: str, option: str, *, allow_zero: bool = False) -> float:
 def _soak(args: argparse.Namespace) -> int:
     minutes = _positive(args.minutes, "--minutes")
     rate = None if args.rate is None else _positive(args.rate, "--rate")
-    if rate is not None and rate > 1e9:
-        raise UserError(f"--rate must be at most 1e9 ticks/s, got {args.rate}")
     interval = None if args.interval is None else _positive(args.interval, "--interval")
-    if interval is not None and interval > minutes * 60:
-        raise UserError(f"--interval {args.interval} s is longer than the soak ({minutes * 60:g} s)")
-    from lowlat.experiments.soak import default_json_path, soak
+    from lowlat.core.outfile import OutputPathError
+    from lowlat.core.pipeline import PipelineConfig
+    from lowlat.experiments.soak import CLI_NAMES, check_args, output_paths, soak
 
-    path = writable_file(args.json) if args.json is not None else default_json_path()
-    if args.json is None:
-        writable_file(str(path))
-    report = soak(minutes, rate, interval, path)
+    try:  # every option checked before anything runs or prints
+        check_args(minutes, PipelineConfig.rate if rate is None else rate, interval, names=CLI_NAMES)
+        json_out, _ = output_paths(args.json, True, names=CLI_NAMES)
+    except (ValueError, TypeError, OutputPathError) as exc:
+        raise UserError(str(exc)) from None
+    report = soak(minutes, rate, interval, json_out.named)
     return 0 if report.lost == 0 else 1
 
 

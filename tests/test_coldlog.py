@@ -166,7 +166,7 @@ def test_bad_mode_and_bad_targets(tmp_path: Path) -> None:
         cl.AsyncLog(-1)
     with pytest.raises(TypeError, match="path or a file descriptor"):
         cl.AsyncLog(3.5)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="directory"):
+    with pytest.raises(ValueError, match="is a folder; give a file name in it"):
         cl.AsyncLog(tmp_path)
     with pytest.raises(ValueError, match="does not exist"):
         cl.AsyncLog(tmp_path / "no" / "such.txt")

@@ -29,7 +29,8 @@ def test_equivalent_ranges_follow_the_reference_example() -> None:
     assert h.lowest_equivalent(123456) == 123456
     assert h.highest_equivalent(123456) == 123519
     h.record(1234567)
-    assert h.percentile(100) == 1234943
+    assert h.percentile(100) == 1234567  # HdrHistogram's 1234943 (the counter's top) clamped to the max
+    assert h.highest_equivalent(1234567) == 1234943
     assert h.max == 1234567  # the exact maximum is kept too
 
 
@@ -70,7 +71,7 @@ def test_record_corrected_backfills_like_the_c_library() -> None:
     ours.record_many_corrected(np.arange(10, 1000, 10) * 10, 100)
     assert ours.count == ref.get_total_count()
     for p in PERCENTILES:
-        assert ours.percentile(p) == ref.get_value_at_percentile(p)
+        assert ours.percentile(p) == min(ref.get_value_at_percentile(p), ours.max)  # clamped to the max
 
 
 def _one_by_one(lo: int, hi: int, sf: int, v: int, iv: int) -> Histogram:
@@ -111,7 +112,7 @@ def test_the_sum_carries_past_64_bits_exactly() -> None:
     one: single records, repeated records and a merge that cross 2**64 leave
     the mean exact (Python's integers give the exact answer)."""
     big = 2**62 + 12345
-    a, b = Histogram(1, 2**63, 2), Histogram(1, 2**63, 2)
+    a, b = Histogram(1, 2**63 - 1, 2), Histogram(1, 2**63 - 1, 2)
     for _ in range(5):
         a.record(big)  # the fifth record carries: 5 * 2**62 > 2**64
     a.record(big - 1, 7)  # a product above 2**64 in one call
@@ -169,7 +170,8 @@ def test_export_to_numpy() -> None:
         (dict(sig_figs=6), ValueError, "sig_figs must be 1..5, got 6"),
         (dict(lowest=10, highest=15), ValueError, "highest must be >= 2 \\* lowest = 20, got 15"),
         (dict(highest=2**64), ValueError, "highest must be <="),
-        (dict(lowest=2**61, highest=2**63, sig_figs=5), ValueError, "lowest is too large for that precision"),
+        (dict(lowest=2**61, highest=2**63 - 1, sig_figs=5), ValueError, "lowest is too large for that precision"),
+        (dict(highest=2**64 - 1), ValueError, "highest must be in \\[2 \\* lowest, 9223372036854775807\\]"),
         (dict(lowest=1.5), TypeError, "lowest must be an integer, got float"),
     ],
 )
@@ -238,3 +240,88 @@ def test_percentiles_agree_with_hdrhistogram_and_numpy(name: str, sig_figs: int)
         if rank == max(1, int(np.ceil(p / 100 * len(values)))):
             y = float(np.percentile(values, p, method="inverted_cdf"))
             assert abs(a - y) <= y * err + 1, f"{name} p{p}: lowlat {a} vs numpy {y}"
+
+
+# ---- the contract on every path (issue 28) ----------------------------------------------------------------------
+
+
+def test_a_value_below_lowest_is_never_reported_above_the_max() -> None:
+    """lowest=1000: 0..511 share the first counter; its top (511) is clamped into [min, max]."""
+    h = Histogram(1000, 10**9, 3)
+    h.record(5)
+    assert (h.min, h.max, h.percentile(50), h.percentile(100)) == (5, 5, 5, 5)
+    h.record(7)
+    assert all(5 <= h.percentile(p) <= 7 for p in PERCENTILES)
+
+
+def test_percentiles_stay_within_min_and_max_on_random_layouts() -> None:
+    rng = np.random.default_rng(28)
+    for lowest, sig in ((1, 1), (1000, 2), (4096, 3), (3, 5)):
+        h = Histogram(lowest, 10**9, sig)
+        h.record_many(rng.integers(0, 20_000, 50))
+        assert all(h.min <= h.percentile(p) <= h.max for p in PERCENTILES)
+
+
+def test_merge_of_a_value_below_lowest_keeps_it() -> None:
+    coarse = Histogram(1000, 10**9, 3)
+    coarse.record(5)
+    fine = Histogram()
+    fine.merge(coarse)  # one value in [0, 511]: exactly 5, the min says so
+    assert (fine.count, fine.min, fine.max, fine.percentile(50)) == (1, 5, 5, 5)
+
+
+def test_merge_into_a_finer_layout_is_refused_and_changes_nothing() -> None:
+    coarse, fine = Histogram(1, 10**6, 2), Histogram(1, 10**6, 3)
+    coarse.record_many([990, 999])  # one coarse counter, two values: where each lies is unknown
+    fine.record(7)
+    with pytest.raises(ValueError, match="cannot merge exactly.*nothing was merged"):
+        fine.merge(coarse)
+    assert (fine.count, fine.max) == (1, 7)
+    coarse.merge(fine)  # the other way is exact: every fine counter lies in one coarse counter
+    assert (coarse.count, coarse.max, coarse.min, coarse.percentile(100)) == (3, 999, 7, 999)
+
+
+def test_merge_of_the_same_layout_is_exact() -> None:
+    a, b = Histogram(), Histogram()
+    a.record_many(np.arange(1, 5000))
+    b.merge(a)
+    assert np.array_equal(a.counts(), b.counts()) and (b.min, b.max) == (a.min, a.max)
+
+
+def test_counts_never_wrap() -> None:
+    h = Histogram()
+    h.record(5, 2**63)
+    with pytest.raises(ValueError, match="past 2\\*\\*64 - 1.*nothing was merged"):
+        h.merge(h)
+    with pytest.raises(ValueError, match="past 2\\*\\*64 - 1"):
+        h.record(5, 2**63)
+    h.record(5, 2**63 - 1)  # exactly to 2**64 - 1
+    assert h.count == 2**64 - 1
+    for call in (
+        lambda: h.record(5),
+        lambda: h.record_corrected(10, 1),
+        lambda: h.record_many([1]),
+        lambda: h.record_many_corrected(np.array([10]), 3),
+    ):
+        with pytest.raises(ValueError, match="past 2\\*\\*64 - 1"):
+            call()
+    assert h.count == 2**64 - 1
+    with pytest.raises(ValueError, match="past 2\\*\\*64 - 1"):
+        h.record_many([1])
+    assert h.count == 2**64 - 1
+
+
+def test_highest_trackable_is_at_least_the_one_asked() -> None:
+    for lowest, highest, sig in ((1, 2**63 - 1, 3), (1, 2**62 + 1, 1), (1000, 2**63 - 1, 5), (7, 10**18, 2)):
+        h = Histogram(lowest, highest, sig)
+        assert h.highest_trackable >= highest
+        h.record(highest)
+        assert h.max == highest
+
+
+def test_c_handle_is_the_histogram_the_c_functions_record_into() -> None:
+    from lowlat.core._lib import lib
+
+    h = Histogram()
+    lib.ll_hist_record(h.c_handle, 42)
+    assert (h.count, h.max) == (1, 42)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -183,3 +184,106 @@ def test_soak_bad_arguments_are_one_line_and_exit_2(
     assert main(["soak", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and err.startswith("python -m lowlat soak: ")
+
+
+# ---- every parameter checked where it enters (issue 28) --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--minutes", "1e9"], "--minutes must be in \\(0, 10080\\] minutes \\(at most a week\\), got 1e\\+09"),
+        (["--minutes", "0.01", "--rate", "1e-300"], "--rate must be in \\[1, 1e\\+09\\] ticks per second"),
+        (["--minutes", "0.01", "--rate", "2e9"], "--rate must be in \\[1, 1e\\+09\\]"),
+        (["--minutes", "10000", "--rate", "1e9"], "ticks; at most 10,000,000,000,000 in one run"),
+        (["--minutes", "0.1", "--interval", "0.001"], "--interval must be at least 0.05 s"),
+        (["--minutes", "0.1", "--json", "-"], "--json '-' is not supported"),
+        (["--minutes", "0.1", "--json", "/dev/null"], "--json /dev/null is a device"),
+        (["--minutes", "0.1", "--json", "x" * 300 + ".json"], "longer than the"),
+    ],
+)
+def test_soak_out_of_range_options_exit_2_before_printing(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["soak", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("python -m lowlat soak: ")
+    assert re.search(message, captured.err), captured.err
+
+
+def test_soak_cli_refuses_a_fifo_json_and_a_plot_that_would_be_the_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert main(["soak", "--minutes", "0.1", "--json", str(fifo)]) == 2
+    assert "is a FIFO" in capsys.readouterr().err
+    # x.json's plot would be x.png: a link x.png -> x.json makes them one file
+    (tmp_path / "x.json").write_text("{}")
+    (tmp_path / "x.png").symlink_to(tmp_path / "x.json")
+    assert main(["soak", "--minutes", "0.1", "--json", str(tmp_path / "x.json")]) == 2
+    assert "is the same file as --json" in capsys.readouterr().err
+    assert (tmp_path / "x.json").read_text() == "{}"
+
+
+def test_plot_path_never_is_the_json() -> None:
+    assert sk.plot_path("r.json") == Path("r.png")
+    assert sk.plot_path("result.png") == Path("result-drift.png")
+    assert sk.plot_path("a/b.PNG") == Path("a/b-drift.png")
+    assert sk.plot_path("noext") == Path("noext.png")
+
+
+@pytest.mark.parametrize(
+    "call, exc, message",
+    [
+        (lambda: sk.soak(json_path=5), TypeError, "json_path must be a path \\(str or os.PathLike\\), got int 5"),
+        (lambda: sk.soak(config="best"), TypeError, "config must be a PipelineConfig .* got str"),
+        (lambda: sk.soak(float("nan")), ValueError, "minutes must be a finite number, got nan"),
+        (lambda: sk.soak("1"), TypeError, "minutes must be a number, got str"),
+        (lambda: sk.soak(1e9), ValueError, "minutes must be in \\(0, 10080\\]"),
+        (lambda: sk.soak(0.1, rate=1e-290), ValueError, "rate must be in \\[1, 1e\\+09\\]"),
+        (lambda: sk.soak(0.1, rate=True), TypeError, "rate must be a number, got bool"),
+        (lambda: sk.soak(0.1, interval_s=-1), ValueError, "interval_s must be at least 0.05 s"),
+        (lambda: sk.soak(0.1, interval_s=600), ValueError, "interval_s 600 s is longer than the soak"),
+        (lambda: sk.soak(0.1, plot="yes"), TypeError, "plot must be True or False"),
+        (lambda: sk.soak(0.1, out=5), TypeError, "out must be callable"),
+        (lambda: sk.soak(0.1, json_path="-"), ValueError, "json_path '-' is not supported"),
+        (lambda: sk.AlertRule().reasons(0, 5, 0), ValueError, "capacity must be >= 1, got 0"),
+        (lambda: sk.AlertRule().reasons(-1, 5, 10), ValueError, "dropped must be >= 0, got -1"),
+        (lambda: sk.AlertRule().reasons(0, 11, 10), ValueError, "watermark must be <= 10, got 11"),
+        (lambda: sk.AlertRule().reasons(0, 1.5, 10), TypeError, "watermark must be an integer"),
+        (lambda: sk.AlertRule(max_fraction=2), ValueError, "max_fraction must be in \\(0, 1\\]"),
+        (lambda: sk.AlertRule(max_fraction="x"), TypeError, "max_fraction must be a number"),
+        (lambda: sk.alert_config(1e-300, 1), ValueError, "rate"),
+        (lambda: sk.alert_config(1000, float("inf")), ValueError, "seconds must be a finite number"),
+        (lambda: sk.watch(None), TypeError, "running must be a Running"),
+    ],
+)
+def test_soak_and_alert_parameters_are_checked_where_they_enter(call: object, exc: type, message: str) -> None:
+    with pytest.raises(exc, match=message) as info:
+        call()  # type: ignore[operator]
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("rate", [1e-300, 1e-290, 0.5])
+def test_the_pipeline_refuses_a_rate_below_one_tick_a_second(rate: float) -> None:
+    with pytest.raises(ValueError, match="rate must be in \\[1, 1e\\+09\\]|would run .* s; at most"):
+        pl.start(pl.best_config(ticks=10), rate=rate, sample_capacity=0)
+
+
+def test_a_background_schedule_is_bounded_so_due_times_fit_in_uint64() -> None:
+    from lowlat.core.pipeline import MAX_SCHEDULE_S
+
+    with pytest.raises(ValueError, match=f"at most {MAX_SCHEDULE_S:,.0f} s is allowed"):
+        pl.start(pl.best_config(ticks=10), ticks=10**9, rate=1, sample_capacity=0)
+
+
+def test_a_short_soak_named_png_keeps_its_json_and_writes_the_plot_apart(tmp_path: Path) -> None:
+    lines: list[str] = []
+    rep = sk.soak(0.01, rate=2_000, interval_s=0.2, json_path=tmp_path / "result.png", out=lines.append)
+    d = json.loads((tmp_path / "result.png").read_text())  # the JSON survived
+    assert d["png_path"] == str(tmp_path / "result-drift.png") == rep.png_path
+    assert (tmp_path / "result-drift.png").read_bytes()[:4] == b"\x89PNG"
+    assert "so the plot goes to" in lines[0]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 
 from lowlat.bench.keys import KEYS, MAY_BE_NULL, NEEDS_TWO_CPUS
 from lowlat.bench.results import BenchResults
+from lowlat.core.outfile import write_text
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -44,20 +46,23 @@ def format_table(results: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def write_json(results: dict[str, float], path: str) -> None:
-    """The results as sorted, indented JSON at ``path``; a value that is not a
-    number (NaN: nothing to measure on this machine, or its step failed) is
-    written as null.  When a step failed, ``failed_steps`` lists each one:
-    ``step``, ``title``, ``reason`` and the ``keys`` it left null."""
-    clean: dict[str, object] = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in results.items()}
+def write_json(results: dict[str, float], path: str | os.PathLike[str]) -> None:
+    """The results as sorted, indented JSON at ``path``, written atomically
+    by :func:`lowlat.core.outfile.write_text` (a regular file or a new name;
+    links written through; never a FIFO, device or folder); a value that is
+    not a finite number (NaN: nothing to measure on this machine, or its
+    step failed) is written as null.  When a step failed, ``failed_steps``
+    lists each one: ``step``, ``title``, ``reason`` and the ``keys`` it left
+    null."""
+    clean: dict[str, object] = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in results.items()
+    }
     failures = results.failures if isinstance(results, BenchResults) else []
     if failures:
         clean["failed_steps"] = [
             {"step": f.step, "title": f.title, "reason": f.reason, "keys": list(f.keys)} for f in failures
         ]
-    with open(path, "w") as f:
-        json.dump(clean, f, indent=2, sort_keys=True, allow_nan=False)
-        f.write("\n")
+    write_text(path, json.dumps(clean, indent=2, sort_keys=True, allow_nan=False) + "\n", "--json")
 
 
 def progress_to_stderr(msg: str) -> None:

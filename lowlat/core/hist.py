@@ -1,10 +1,26 @@
 """``Histogram``: the log-linear (HDR-style) histogram of ``csrc/hist.c``.
 
-Values are integers, ns by convention.  Any recorded value is known to
-within a relative error of ``10**-sig_figs``; memory is fixed at creation.
+Values are integers, ns by convention, from 0 to :data:`MAX_HIGHEST`
+(2**63 - 1).  Any recorded value from ``lowest`` up is known to within a
+relative error of ``10**-sig_figs``; memory is fixed at creation.
 An empty histogram has no percentiles: :meth:`Histogram.percentile` raises
 ``ValueError`` then (check ``count`` first); ``min``, ``max`` and ``mean``
 are 0.
+
+The contract, on every path:
+
+- A percentile is always within [min, max] (the exact extremes): a value
+  below ``lowest`` is recorded (it shares the first counter, 0 up to the
+  largest power of two <= ``lowest``, minus 1) and a percentile that lands
+  there is clamped into [min, max], never reported above the max.
+- :meth:`Histogram.merge` is exact or refused: refused (``ValueError``,
+  nothing added) when a counter of the other histogram spans several of
+  this one's (this one is finer there), when it holds values above this
+  one's range, or when the total would pass 2**64 - 1.
+- Counts never wrap: every record that would take the total count past
+  2**64 - 1 is refused (``ValueError``, nothing recorded).
+- ``highest_trackable`` is at least the ``highest`` asked for; a ``highest``
+  the C histogram cannot honour (above 2**63 - 1) is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +37,7 @@ from lowlat.core.validate import UINT64_MAX, int_arg
 
 U64 = np.dtype(np.uint64)
 HOUR_NS = 3_600_000_000_000
+MAX_HIGHEST = 2**63 - 1  # LL_HIST_MAX_HIGHEST: the largest highest= (and value) the C histogram tracks
 # The C array records poll the stop flag after every POLL values (csrc/hist.c):
 # shorter arrays are always recorded whole.  Calls longer than LONG values are
 # made under lowlat.core.stop.stoppable (Ctrl-C stops them at once).
@@ -50,6 +67,11 @@ class Histogram:
     def __init__(self, lowest: int = 1, highest: int = HOUR_NS, sig_figs: int = 3) -> None:
         lo = int_arg(lowest, "lowest", minimum=1)
         hi = int_arg(highest, "highest", maximum=UINT64_MAX)
+        if hi > MAX_HIGHEST:
+            raise ValueError(
+                f"highest must be in [2 * lowest, {MAX_HIGHEST}] (2**63 - 1: the largest value the histogram "
+                f"can track), got {hi}"
+            )
         sf = int_arg(sig_figs, "sig_figs")
         if not 1 <= sf <= 5:
             raise ValueError(f"sig_figs must be 1..5, got {sf}")
@@ -63,6 +85,15 @@ class Histogram:
             )
         self._h = ffi.gc(h, lib.ll_hist_destroy)
         self.layout = self._layout()
+        if self.layout.highest_trackable < hi:  # the C refuses such a highest; kept as the contract's check
+            raise ValueError(f"highest {hi} is beyond what this histogram can track ({self.layout.highest_trackable})")
+
+    @property
+    def c_handle(self) -> Any:
+        """The C histogram (an ``ll_hist *`` cdata) for the C functions of
+        this package that record into one (benchmarks, the pipeline).  Owned
+        by this Histogram: valid while it is alive; never free it."""
+        return self._h
 
     @classmethod
     def _wrap(cls, ptr: Any) -> Histogram:
@@ -103,8 +134,23 @@ class Histogram:
     def record(self, value: int, count: int = 1) -> None:
         """Records ``value`` (ns) ``count`` times."""
         v = self._value(value)
-        n = int_arg(count, "count", minimum=1, maximum=UINT64_MAX - self.count)
+        n = int_arg(count, "count", minimum=1, maximum=UINT64_MAX)
+        self._room(n)
         lib.ll_hist_record_n(self._h, v, n)
+
+    def _room(self, n: int) -> None:
+        """Refuses adding ``n`` counts when the total would pass 2**64 - 1 (no wrap)."""
+        if n > UINT64_MAX - self.count:
+            raise ValueError(
+                f"recording {n:,} more counts would take the total past 2**64 - 1 (it holds {self.count:,}): "
+                "counts never wrap; nothing was recorded"
+            )
+
+    @staticmethod
+    def _backfill_n(v: int, iv: int) -> int:
+        """How many counts record_corrected(v, iv) adds (the value and its back-fill)."""
+        m = v - iv
+        return 1 + ((m - iv) // iv + 1 if iv and m >= iv else 0)
 
     def record_corrected(self, value: int, expected_interval: int) -> None:
         """Records ``value`` and back-fills the samples a fixed-rate load
@@ -116,6 +162,7 @@ class Histogram:
         each value by itself."""
         v = self._value(value)
         iv = int_arg(expected_interval, "expected_interval", minimum=0, maximum=UINT64_MAX)
+        self._room(self._backfill_n(v, iv))
         lib.ll_hist_record_corrected(self._h, v, iv)
 
     def _values_array(self, values: Any) -> np.ndarray:
@@ -144,6 +191,7 @@ class Histogram:
         values before the stop stay recorded."""
         arr = self._values_array(values)
         if arr.size:
+            self._room(int(arr.size))
             ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
             self._long_call(lambda: lib.ll_hist_record_array(self._h, ptr, arr.size), arr.size, _POLL, _LONG)
 
@@ -154,6 +202,7 @@ class Histogram:
         arr = self._values_array(values)
         iv = int_arg(expected_interval, "expected_interval", minimum=0, maximum=UINT64_MAX)
         if arr.size:
+            self._room(self._backfill_total(arr, iv))
             ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
             self._long_call(
                 lambda: lib.ll_hist_record_corrected_array(self._h, ptr, arr.size, iv),
@@ -161,6 +210,18 @@ class Histogram:
                 _POLL_CORRECTED,
                 _LONG_CORRECTED,
             )
+
+    @staticmethod
+    def _backfill_total(arr: np.ndarray, iv: int) -> int:
+        """The counts record_many_corrected(arr, iv) adds (exact; estimated in
+        floats first, exactly in Python ints only when near 2**64)."""
+        if iv == 0 or 2 * iv > int(arr.max()):  # no value has a back-fill
+            return int(arr.size)
+        a = arr.astype(np.float64)
+        estimate = float(np.sum(1 + np.where(a - iv >= iv, (a - 2 * iv) / iv + 1, 0)))
+        if estimate < 2.0**62:
+            return int(arr.size) + int(np.sum(np.where(arr >= 2 * iv, (arr - 2 * iv) // iv + 1, 0), dtype=np.uint64))
+        return sum(Histogram._backfill_n(int(v), iv) for v in arr)
 
     def _long_call(self, call: Any, n: int, poll: int, long_n: int) -> None:
         """Runs an array record of ``n`` values; under stoppable() when it
@@ -185,13 +246,31 @@ class Histogram:
             )
 
     def merge(self, other: Histogram) -> None:
-        """Adds every count of ``other`` into this histogram."""
+        """Adds every count of ``other`` into this histogram, exactly: each
+        of ``other``'s counters lands whole in one of this one's (the same
+        layout, or this one coarser), min, max and mean stay exact.  Refused
+        with ValueError, nothing added, when ``other`` holds values above
+        this histogram's range, when a counter of ``other`` spans several of
+        this one's (this one is finer: where its values lie is unknown), or
+        when the total count would pass 2**64 - 1."""
         if not isinstance(other, Histogram):
             raise TypeError(f"merge() takes a Histogram, got {type(other).__name__}")
-        if other.layout.highest_trackable > self.layout.highest_trackable and other.max > self.layout.highest_trackable:
+        rc = lib.ll_hist_merge_check(self._h, other._h)
+        if rc == lib.LL_ERANGE and self.count + other.count > UINT64_MAX:
+            raise ValueError(
+                f"merging {other.count:,} counts into {self.count:,} would take the total past 2**64 - 1: "
+                "counts never wrap; nothing was merged"
+            )
+        if rc == lib.LL_ERANGE:
             raise ValueError(
                 f"other holds values up to {other.max}, above this histogram's range "
-                f"(highest trackable {self.layout.highest_trackable})"
+                f"(highest trackable {self.layout.highest_trackable}); nothing was merged"
+            )
+        if rc != lib.LL_OK:
+            raise ValueError(
+                f"cannot merge exactly: other (lowest={other.lowest}, sig_figs={other.sig_figs}) has counters that "
+                f"span several of this histogram's (lowest={self.lowest}, sig_figs={self.sig_figs}); merge into "
+                "one with the same or a coarser layout; nothing was merged"
             )
         lib.ll_hist_merge(self._h, other._h)
 
@@ -202,8 +281,8 @@ class Histogram:
     # -- queries -----------------------------------------------------------------
     def percentile(self, p: float) -> int:
         """The value (ns) at percentile ``p`` in [0, 100], HdrHistogram's rule:
-        the highest value equivalent to the bucket of the ceil-rounded sample.
-        Raises ValueError when the histogram is empty (no value, no percentile)."""
+        the highest value equivalent to the bucket of the ceil-rounded sample,
+        clamped into [min, max] (see the module's docstring).  Raises ValueError when the histogram is empty (no value, no percentile)."""
         if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
             raise TypeError(f"percentile must be a number in [0, 100], got {type(p).__name__}")
         pf = float(p)

@@ -32,6 +32,7 @@ from typing import Any
 from lowlat.core._lib import ffi, lib
 from lowlat.core.affinity import cpu_arg, usable_cpus
 from lowlat.core.errors import check_status
+from lowlat.core.outfile import open_stream
 from lowlat.core.validate import int_arg, power_of_two
 
 # The modes of the timed loop (enum ll_log_mode), values from the compiled core.
@@ -86,7 +87,7 @@ def _stats(st: Any) -> LogStats:
 
 def _writable_fd(fd: Any) -> int:
     """``fd`` as an int, checked to be an open descriptor with write access."""
-    f = int_arg(fd, "fd", minimum=0)
+    f = int_arg(fd, "target", minimum=0, maximum=2**31 - 1)
     if not lib.ll_log_fd_writable(f):
         raise ValueError(f"fd {f} is not a file descriptor open for writing (closed, or opened read-only)")
     return f
@@ -105,9 +106,12 @@ def idle_arg(idle_ns: Any) -> int:
 class AsyncLog:
     """An asynchronous log: a ring of ``capacity`` 64-byte records (a power
     of two >= 2) and a writer thread that writes them, one text line each
-    (``"seq stamp_ns value text"``), to ``target``: a path (created or
-    truncated, owned: closed by :meth:`close`) or an int file descriptor
-    open for writing (the caller's: never closed here).
+    (``"seq stamp_ns value text"``), to ``target``: a path (a regular file,
+    truncated in place, or a new name in a writable folder; a link to a
+    regular file is written through; a folder, device, FIFO or ``-`` is
+    refused before anything starts: :func:`lowlat.core.outfile.open_stream`;
+    owned: closed by :meth:`close`) or an int file descriptor open for
+    writing (the caller's: never closed here).
 
     ``writer_cpu`` pins the writer (None: not pinned); ``idle_ns`` is its
     nap when the ring is empty (0: ``sched_yield`` instead, refused with one
@@ -137,12 +141,7 @@ class AsyncLog:
         if isinstance(target, int):
             fd = _writable_fd(target)
         else:
-            path = Path(target)
-            if path.is_dir():
-                raise ValueError(f"target {str(path)!r} is a directory, not a file")
-            if not path.parent.is_dir():
-                raise ValueError(f"target {str(path)!r}: its directory does not exist")
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = open_stream(target, "target")  # checked first: never a FIFO, device or folder
             self._owned_fd = fd
         cfg = ffi.new(
             "ll_log_cfg *",

@@ -30,8 +30,11 @@ from lowlat.core.pipeline_config import (
     HANDOFFS,
     MAX_BACKGROUND_TICKS,
     MAX_CAPACITY,
+    MAX_RATE,
     MAX_RUN_S,
+    MAX_SCHEDULE_S,
     MAX_TICKS,
+    MIN_RATE,
     STAGES,
     PipelineConfig,
     c_config,
@@ -57,7 +60,7 @@ def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:
     result: PipelineResult | None = None
     try:
         with stoppable(), quiet_blas():  # no spinning BLAS worker on the pipeline's CPUs
-            rc = check_status(lib.ll_pipeline_run(c, intended._h, sent._h, buf, out), "pipeline run")
+            rc = check_status(lib.ll_pipeline_run(c, intended.c_handle, sent.c_handle, buf, out), "pipeline run")
             result = result_from_c(cfg, out, intended, sent, samples, rc == lib.LL_STOPPED)
             if result.interrupted:
                 raise Interrupted(
@@ -115,7 +118,7 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
     lat = Histogram(1, HOUR_NS, 3)
     out = ffi.new("ll_floor_result *")
     with stoppable(), quiet_blas():
-        rc = check_status(lib.ll_bench_pipeline_floor(c, lat._h, out), "pipeline floor")
+        rc = check_status(lib.ll_bench_pipeline_floor(c, lat.c_handle, out), "pipeline floor")
         if rc == lib.LL_STOPPED:
             raise Interrupted(f"floor run stopped after {int(out.seen):,} ticks")
     return FloorResult(
@@ -133,8 +136,11 @@ __all__ = [
     "HANDOFFS",
     "MAX_BACKGROUND_TICKS",
     "MAX_CAPACITY",
+    "MAX_RATE",
     "MAX_RUN_S",
+    "MAX_SCHEDULE_S",
     "MAX_TICKS",
+    "MIN_RATE",
     "SAMPLE_DTYPE",
     "STAGES",
     "WAITS",

@@ -27,6 +27,18 @@ MAX_TICKS = 50_000_000  # a run() that keeps one sample per tick: 3.2 GB at most
 # A background run (start()) may be much longer: it is stopped by its owner,
 # and keeps at most MAX_TICKS raw samples (sample_capacity must say so).
 MAX_BACKGROUND_TICKS = 10**13
+# The open loop's rate (ticks/s): at least one tick a second (an interval of
+# at most 1 s), at most 1e9 (an interval of at least 1 ns).  With the
+# schedule at most MAX_SCHEDULE_S long, tick i's due time, i x interval in
+# clock units (csrc/pipeline.c), stays below 31 days x 10 GHz ~ 2.7e16, far
+# inside uint64 (1.8e19): the conversion is never undefined behaviour.
+MIN_RATE, MAX_RATE = 1.0, 1e9
+MAX_SCHEDULE_S = 31 * 86_400.0
+
+
+def _seconds(s: float) -> str:
+    """A duration for a message: grouped digits, or 3 significant ones when huge."""
+    return f"{s:,.0f}" if s < 1e15 else f"{s:.3g}"
 
 
 # The hand-offs and stamp clocks of ll_pipeline_cfg, values from the compiled core.
@@ -78,8 +90,10 @@ class PipelineConfig:
     def validate(self, *, background: bool = False) -> PipelineConfig:
         """Checks every field; returns self.  Raises ValueError/TypeError
         that name the field and what is allowed.  ``background``: the limits
-        of :func:`start` (up to :data:`MAX_BACKGROUND_TICKS` ticks and no
-        :data:`MAX_RUN_S` cap, with at most :data:`MAX_TICKS` samples kept)."""
+        of :func:`start` (up to :data:`MAX_BACKGROUND_TICKS` ticks and a
+        schedule of up to :data:`MAX_SCHEDULE_S` instead of :data:`MAX_RUN_S`,
+        with at most :data:`MAX_TICKS` samples kept).  An open loop's rate is
+        in [:data:`MIN_RATE`, :data:`MAX_RATE`] ticks/s."""
         int_arg(self.ticks, "ticks", minimum=1, maximum=MAX_BACKGROUND_TICKS if background else MAX_TICKS)
         if background and self.kept > MAX_TICKS:
             raise ValueError(
@@ -90,13 +104,19 @@ class PipelineConfig:
         if self.producer == "open":
             if isinstance(self.rate, bool) or not isinstance(self.rate, (int, float)):
                 raise TypeError(f"rate must be a number of ticks per second, got {self.rate!r}")
-            if not (math.isfinite(self.rate) and 0 < self.rate <= 1e9):
+            if not (math.isfinite(self.rate) and 0 < self.rate <= MAX_RATE):
                 raise ValueError(f"rate must be in (0, 1e9] ticks per second for an open loop, got {self.rate!r}")
-            if not background and self.ticks / self.rate > MAX_RUN_S:
+            longest = MAX_SCHEDULE_S if background else MAX_RUN_S
+            if self.ticks / self.rate > longest:
                 raise ValueError(
                     f"an open loop of {self.ticks:,} ticks at {self.rate:g} ticks/s would run "
-                    f"{self.ticks / self.rate:,.0f} s; at most {MAX_RUN_S:g} s is allowed "
-                    f"(a rate of at least {self.ticks / MAX_RUN_S:g} ticks/s, or fewer ticks)"
+                    f"{_seconds(self.ticks / self.rate)} s; at most {longest:,.0f} s is allowed "
+                    f"(a rate of at least {max(MIN_RATE, self.ticks / longest):g} ticks/s, or fewer ticks)"
+                )
+            if self.rate < MIN_RATE:
+                raise ValueError(
+                    f"rate must be in [{MIN_RATE:g}, {MAX_RATE:g}] ticks per second for an open loop (at least one "
+                    f"tick a second), got {self.rate!r}"
                 )
         check_choice(self.when_full, "when_full", ("wait", "drop"))
         check_choice(self.producer_wait, "producer_wait", tuple(WAITS))

@@ -93,7 +93,7 @@ class Running:
         self._intervals = intervals
         status = ffi.new("int *")
         self._t0 = time.monotonic()
-        p = lib.ll_pipeline_start(self._c, self._intended._h, self._sent._h, buf, int(intervals), status)
+        p = lib.ll_pipeline_start(self._c, self._intended.c_handle, self._sent.c_handle, buf, int(intervals), status)
         check_status(int(status[0]), "pipeline start")
         # Freed when this object goes (destroy stops and joins first): never a thread left behind.
         self._p = ffi.gc(p, lib.ll_pipeline_destroy)
@@ -147,7 +147,7 @@ class Running:
     def _cut(self) -> Interval:
         lat = Histogram(1, HOUR_NS, 3)
         wm = ffi.new("uint64_t *")
-        check_status(lib.ll_pipeline_cut(self._p, lat._h, wm), "pipeline cut")
+        check_status(lib.ll_pipeline_cut(self._p, lat.c_handle, wm), "pipeline cut")
         return Interval(time.monotonic() - self._t0, lat, int(wm[0]), self.config.capacity)
 
     def stop(self) -> None:

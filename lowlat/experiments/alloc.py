@@ -63,7 +63,7 @@ def alloc_run(
         raise ValueError(f"max_size must be >= min_size = {min_size}, got {max_size}")
     hist = Histogram(1, 10**10, 3) if per_op else None
     out = ffi.new("ll_alloc_bench_result *")
-    check_status(lib.ll_bench_alloc(cfg, hist._h if hist is not None else ffi.NULL, out), "alloc benchmark")
+    check_status(lib.ll_bench_alloc(cfg, hist.c_handle if hist is not None else ffi.NULL, out), "alloc benchmark")
     return AllocRun(allocator, out.mean_ns, out.timer_overhead_ns, int(out.ops), int(out.failed), hist)
 
 

@@ -162,7 +162,7 @@ def run(
         hist = Histogram()
         out = ffi.new("ll_log_bench_result *")
         with stoppable(), quiet_blas():
-            rc = check_status(lib.ll_bench_log(cfg, hist._h, out), "log benchmark")
+            rc = check_status(lib.ll_bench_log(cfg, hist.c_handle, out), "log benchmark")
             if rc == lib.LL_STOPPED:
                 raise Interrupted(f"log run stopped after {int(out.events):,} events")
         os.close(fd)

@@ -104,7 +104,7 @@ def payload_run(
     h = Histogram(1, 10**10, 3) if round_trip else None
     out = ffi.new("ll_payload_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
-        check_status(lib.ll_bench_payload(cfg, h._h if h is not None else ffi.NULL, out), "payload benchmark")
+        check_status(lib.ll_bench_payload(cfg, h.c_handle if h is not None else ffi.NULL, out), "payload benchmark")
     return _run(kind, n, out, h)
 
 

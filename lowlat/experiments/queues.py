@@ -136,7 +136,7 @@ def spsc_rtt(
     h = Histogram(1, 10**10, 3)
     out = ffi.new("ll_spsc_bench_result *")
     with quiet_blas():
-        check_status(lib.ll_bench_spsc_rtt(cfg, h._h, out), "SPSC round-trip benchmark")
+        check_status(lib.ll_bench_spsc_rtt(cfg, h.c_handle, out), "SPSC round-trip benchmark")
     return SpscRun.from_result(int(cfg.items), out, h)
 
 

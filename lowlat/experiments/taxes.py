@@ -37,7 +37,7 @@ def hist_record_ns(n: int = 10_000_000, *, exported: bool = True) -> float:
     exported ``ll_hist_record`` (a function call, as a library user pays),
     or, ``exported=False``, the inlined record the core's own loops use."""
     h = Histogram()
-    return ns(lib.ll_bench_hist_record(h._h, int_arg(n, "n", minimum=1), 5, int(exported)), "histogram benchmark")
+    return ns(lib.ll_bench_hist_record(h.c_handle, int_arg(n, "n", minimum=1), 5, int(exported)), "histogram benchmark")
 
 
 __all__ = ["chase_ns", "hist_record_ns", "mutex_ns", "syscall_ns"]

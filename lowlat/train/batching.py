@@ -121,7 +121,7 @@ def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
     raw, rec = lib.ll_hist_record, h.record
 
     def bare() -> None:
-        p = h._h
+        p = h.c_handle
         for v in as_list:
             raw(p, v)
 
@@ -140,7 +140,7 @@ def ffi_costs(n: int = 100_000, repeats: int = 5) -> FfiCosts:
     check("stopped during the last timed run")
     if h.count != 3 * n * repeats:
         raise AssertionError(f"histogram holds {h.count} records, expected {3 * n * repeats}")
-    c_item = lib.ll_bench_hist_record(h._h, max(n, 1_000_000), 5, 1)
+    c_item = lib.ll_bench_hist_record(h.c_handle, max(n, 1_000_000), 5, 1)
     check("stopped during the C loop")
     return FfiCosts(n, t["bare"] / n * 1e9, t["wrapped"] / n * 1e9, t["batched"] / n * 1e9, float(c_item))
 

@@ -127,10 +127,28 @@ static void hist_checks(void)
     CHECK(ll_hist_create(1, 100, 0) == NULL);
     CHECK(ll_hist_create(1, 100, 6) == NULL);
     CHECK(ll_hist_create(1ull << 60, UINT64_MAX, 5) == NULL);
-    /* Extremes of the layout must not shift out of range. */
-    h = ll_hist_create(1, UINT64_MAX, 1);
+    /* Extremes of the layout must not shift out of range; a highest the
+     * buckets cannot reach is refused, never silently lowered. */
+    CHECK(ll_hist_create(1, UINT64_MAX, 1) == NULL);
+    h = ll_hist_create(1, LL_HIST_MAX_HIGHEST, 1);
     CHECK(h != NULL);
+    ll_hist_get_layout(h, &lay);
+    CHECK(lay.highest_trackable >= LL_HIST_MAX_HIGHEST);
     CHECK(ll_hist_record(h, UINT64_MAX / 4) == LL_OK);
+    CHECK(ll_hist_record(h, LL_HIST_MAX_HIGHEST) == LL_OK);
+    ll_hist_destroy(h);
+    /* A value below lowest shares the first counter (0..511 for 1000): its
+     * percentile is clamped into [min, max], never above the max. */
+    h = ll_hist_create(1000, 1000000000, 3);
+    ll_hist_record(h, 5);
+    CHECK(ll_hist_value_at_percentile(h, 50) == 5 && ll_hist_value_at_percentile(h, 100) == 5);
+    /* Merges are exact or refused: into a finer layout, refused. */
+    ll_hist *fine = ll_hist_create(1, 1000000000, 3);
+    CHECK(ll_hist_merge_check(fine, h) == LL_OK); /* one value, 5: its place is known */
+    ll_hist_record(h, 7);
+    CHECK(ll_hist_merge_check(fine, h) == LL_EMISMATCH);
+    CHECK(ll_hist_merge_check(h, fine) == LL_OK);
+    ll_hist_destroy(fine);
     ll_hist_destroy(h);
 }
 
