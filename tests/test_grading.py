@@ -410,6 +410,8 @@ CHEATS = {
     "import numpy as np, lowlat.core.hist": "co_correct/ref_numpy_and_hist.py",
     '__import__("lowlat.train.loader")': "prefetch/ref_dunder_import.py",
     "getattr tricks on builtins": "prefetch/ref_getattr.py",
+    "a helper process (subprocess) that imports the reference": "prefetch/cheat_subprocess.py",
+    "threading.active_count replaced to hide a thread close() never joins": "prefetch/cheat_active_count.py",
 }
 
 
@@ -754,3 +756,80 @@ def test_refuses_reference_sees_every_way_of_importing(source: str, refused: boo
     f.write_text(source)
     reason = refuses_reference(f, ["lowlat.experiments.budget"], "write it yourself")
     assert (reason == "the file imports lowlat.experiments.budget: write it yourself") if refused else reason is None
+
+
+# ---- the Python child: lowlat absent, processes refused, the file system shrunk --------------
+
+PROBE_PY = """
+import os, sys, threading
+
+def try_(fn):
+    try:
+        fn()
+        return "ok"
+    except BaseException as exc:
+        return type(exc).__name__ + ": " + str(exc)
+
+def import_lowlat():
+    import lowlat  # noqa: F401
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read(16)
+
+def load_by_path(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("not_the_reference", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+def spawn():
+    import subprocess
+    subprocess.run([sys.executable, "-c", "pass"])
+
+def fork():
+    if os.fork() == 0:
+        os._exit(0)
+
+def probe(reference, grader_pid):
+    import numpy
+    return {
+        "import lowlat": try_(import_lowlat),
+        "load by path": try_(lambda: load_by_path(reference)),
+        "subprocess": try_(spawn),
+        "fork": try_(fork),
+        "signal the grader": try_(lambda: os.kill(grader_pid, 0)),
+        "numpy": str(numpy.arange(3).sum()),
+        "path": list(sys.path),
+    }
+
+def start_hidden_thread():
+    threading.active_count = lambda: 1
+    threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+"""
+
+
+def test_the_python_child_cannot_reach_lowlat_or_start_processes(tmp_path: Path) -> None:
+    import lowlat
+    import lowlat.experiments.budget as reference
+    from lowlat.grading.pychild import Learner
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent(PROBE_PY))
+    with Learner(probe, module_name="probe", timeout_s=30) as mod:
+        mod.load()
+        guards = mod.guards()
+        got = mod.probe(reference.__file__, os.getpid())
+        assert got["import lowlat"].startswith("ModuleNotFoundError"), got
+        assert got["numpy"] == "3", got  # numpy still imports
+        root = str(Path(lowlat.__file__).resolve().parent.parent)
+        assert not any(p.startswith(root) or "site-packages" in p for p in got["path"]), got["path"]
+        if sys.platform.startswith("linux") and guards["seccomp"] == "on":
+            for what in ("subprocess", "fork", "signal the grader"):
+                assert got[what].startswith("PermissionError"), (what, got[what])
+        if guards["landlock"] == "on":  # without Landlock a read by path is not refused (exercises/README.md)
+            assert got["load by path"].startswith("PermissionError"), got["load by path"]
+        if Path(f"/proc/{os.getpid()}/task").is_dir():
+            before = mod.threads()
+            mod.start_hidden_thread()
+            assert mod.threads() == before + 1  # counted by the kernel, not by the child's threading module

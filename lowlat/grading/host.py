@@ -1,14 +1,16 @@
 """The child side of Python grading: imports the learner's module and answers
-the grader's calls over a pipe.  Run by the grader as a script (``python -I
-host.py CONFIG``), never imported by it: this file uses the standard library
-only, so the child holds nothing of ``lowlat`` unless the learner imports it.
+the grader's calls over a pipe.  The grader copies this file, with
+``host_helpers.py`` and ``host_lockdown.py``, into a fresh temporary folder
+with the learner's file, and runs it there as ``python -I -S host.py
+CONFIG``: no site-packages, no environment of ours, a ``sys.path`` of that
+folder, the standard library and the packages the grader links in (numpy).
+``lowlat``, the checks and the references do not exist in this process:
+nothing here needs to refuse them.  Standard library only.
 
-Before the learner's module is imported, the host
-
-- puts a finder first on ``sys.meta_path`` that refuses the exercise's
-  reference modules (``lowlat.experiments.budget``...), however the import is spelled;
-- adds an audit hook that refuses to open the reference's files (loading it
-  by path), ``ctypes``, starting processes and sending signals.
+Before the learner's module is imported the host locks the process down
+(:mod:`host_lockdown`: seccomp against new processes, Landlock around the
+file system, where the kernel has them) and tells the grader what is in
+force.
 
 Messages are length-prefixed pickles.  The grader's requests are tuples of
 plain data; the host answers ``("ok", value)`` when the value is plain data
@@ -17,15 +19,15 @@ scalars, built from exact types, so no learner ``__eq__`` reaches the grader),
 ``("ref", handle, type name)`` for any other object (kept here, used by
 handle), ``("stop",)`` when an iterator is exhausted, and ``("raised", info)``
 when the learner's code raised (type, message, where in the learner's file,
-the traceback's function names).  See :mod:`lowlat.grading.pyharness` for the
-grader's side.
+the traceback's function names, the module an ImportError names).  See
+:mod:`lowlat.grading.pychild` for the grader's side.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
-import importlib.abc
 import importlib.util
 import json
 import os
@@ -33,170 +35,23 @@ import pickle
 import struct
 import sys
 import threading
-import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # in the child these are top-level modules beside this file
+    from lowlat.grading import host_helpers, host_lockdown
+
+    _BASE_PATH: list[str]
+else:
+    _BASE_PATH = [p for p in sys.path if p]  # the standard library's own folders (-I -S: nothing else)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import host_helpers
+    import host_lockdown
 
 _PLAIN_SCALARS = (type(None), bool, int, float, complex, str, bytes)
-_HOST_FILE = os.path.realpath(__file__)
 _MAX_ITEMS = 20_000_000
-
-
-# ---- trusted helpers the grader can create here ------------------------------------------
-
-
-class SourceAborted(BaseException):
-    """Raised by a CountingSource with ``fail_with="base"``: an exception that
-    is not an Exception (as KeyboardInterrupt is not)."""
-
-
-def broken_read(i: int, kind: str) -> None:
-    """Where a CountingSource fails (the consumer's traceback must show it)."""
-    if kind == "base":
-        raise SourceAborted(f"source aborted at record {i}")
-    raise ValueError(f"bad record {i}")
-
-
-class CountingSource:
-    """Yields 0, 1, 2, ... (``n`` items, or forever), counting its reads, the
-    threads that read, whether a read is under way, and whether it was
-    closed.  ``fail_at`` raises from :func:`broken_read`; ``slow_at`` makes
-    that read take ``slow_s`` seconds."""
-
-    def __init__(
-        self,
-        n: int | None = None,
-        fail_at: int | None = None,
-        delay_s: float = 0.0,
-        fail_with: str = "value",
-        slow_at: int | None = None,
-        slow_s: float = 0.0,
-    ) -> None:
-        self.n, self.fail_at, self.delay_s, self.fail_with = n, fail_at, delay_s, fail_with
-        self.slow_at, self.slow_s = slow_at, slow_s
-        self.reads = 0
-        self.threads: set[int] = set()
-        self.closed = False
-        self.reading = False
-
-    def __iter__(self) -> Iterator[int]:
-        return self._gen()
-
-    def _gen(self) -> Iterator[int]:
-        try:
-            i = 0
-            while self.n is None or i < self.n:
-                if i == self.fail_at:
-                    broken_read(i, self.fail_with)
-                self.reading = True
-                try:
-                    self.reads += 1
-                    self.threads.add(threading.get_ident())
-                    if i == self.slow_at:
-                        time.sleep(self.slow_s)
-                    elif self.delay_s:
-                        time.sleep(self.delay_s)
-                finally:
-                    self.reading = False
-                yield i
-                i += 1
-        finally:
-            self.closed = True
-
-
-HELPERS: dict[str, Any] = {"CountingSource": CountingSource}
-
-
-# ---- refusing the reference --------------------------------------------------------------
-
-
-class Refusals:
-    def __init__(self, forbidden: Sequence[str], advice: str, roots: Sequence[str]) -> None:
-        self.forbidden = list(forbidden)
-        self.advice = advice
-        self.roots = [os.path.realpath(r) for r in roots]
-        self.attempts: list[str] = []
-        self.armed = False  # set once the host's own imports are done
-
-    def covers(self, name: str) -> str | None:
-        return next((f for f in self.forbidden if name == f or name.startswith(f + ".")), None)
-
-    def refuse(self, what: str) -> ImportError:
-        self.attempts.append(what)
-        return ImportError(f"the grader refuses {what} here: {self.advice}")
-
-    def forbidden_path(self, path: Any) -> bool:
-        if isinstance(path, int) or path is None:
-            return False
-        try:
-            real = os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError):
-            return False
-        if real == _HOST_FILE or _pyc_of(real, _HOST_FILE):  # this file (it may sit inside a forbidden package)
-            return False
-        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) or _pyc_of(real, r) for r in self.roots)
-
-
-def _pyc_of(real: str, root: str) -> bool:
-    """``real`` is the cached bytecode of the module file ``root``."""
-    if not root.endswith(".py"):
-        return False
-    folder, stem = os.path.split(root)
-    return os.path.dirname(real) == os.path.join(folder, "__pycache__") and os.path.basename(real).startswith(
-        stem[:-3] + "."
-    )
-
-
-class RefuseFinder(importlib.abc.MetaPathFinder):
-    """First on sys.meta_path: an import of a forbidden module (or of one
-    of its submodules) raises ImportError, whatever spelled it."""
-
-    def __init__(self, refusals: Refusals) -> None:
-        self.refusals = refusals
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
-        f = self.refusals.covers(fullname)
-        if f is not None and self.refusals.armed:
-            raise self.refusals.refuse(f"importing {fullname}")
-        return None
-
-
-_PROCESS_EVENTS = {
-    "subprocess.Popen",
-    "os.system",
-    "os.exec",
-    "os.posix_spawn",
-    "os.spawn",
-    "os.fork",
-    "os.forkpty",
-    "os.kill",
-    "os.killpg",
-    "pty.spawn",
-    "ctypes.dlopen",
-    "ctypes.dlsym",
-    "ctypes.call_function",
-    "ctypes.dlsym/handle",
-}
-
-
-def _audit(refusals: Refusals) -> Any:
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if not refusals.armed:
-            return
-        if event in _PROCESS_EVENTS:
-            raise PermissionError(f"the grader does not allow {event} in learner code")
-        if event == "open" and args and refusals.forbidden_path(args[0]):
-            raise refusals.refuse(f"reading {os.fsdecode(args[0])}")
-        if (
-            event in ("os.link", "os.symlink", "shutil.copyfile", "os.rename")
-            and args
-            and refusals.forbidden_path(args[0])
-        ):
-            raise refusals.refuse(f"reading {os.fsdecode(args[0])}")
-
-    return hook
 
 
 # ---- plain data ----------------------------------------------------------------------------
@@ -241,8 +96,7 @@ class Host:
         self.next_handle = 1
         self.module: Any = None
         self.learner_path = os.path.realpath(cfg["learner"])
-        self.trusted: dict[str, Any] = {}
-        self.refusals = Refusals(cfg.get("forbidden", []), cfg.get("advice", ""), cfg.get("roots", []))
+        self.guards: dict[str, str] = {}
 
     # -- framing
     def recv(self) -> Any:
@@ -313,7 +167,7 @@ class Host:
                 "message": message[:2000],
                 "where": where,
                 "frames": [f.name for f in frames],
-                "refused": list(self.refusals.attempts),
+                "module": getattr(exc, "name", None) if isinstance(exc, ImportError) else None,
             },
         )
 
@@ -357,15 +211,11 @@ class Host:
             return ("ok", out)
         if op == "new":
             _, helper, args, kwargs = req
-            return self.keep(HELPERS[helper](*self.resolve(args), **self.resolve_kw(kwargs)))
-        if op == "trusted":
-            _, module, name, args, kwargs = req
-            fn = getattr(self.trusted[module], name)
-            return self.answer(fn(*self.resolve(args), **self.resolve_kw(kwargs)))
+            return self.answer(host_helpers.HELPERS[helper](*self.resolve(args), **self.resolve_kw(kwargs)))
         if op == "threads":
             return ("ok", (threading.active_count(), [t.name for t in threading.enumerate()], threading.get_ident()))
-        if op == "refused":
-            return ("ok", list(self.refusals.attempts))
+        if op == "guards":
+            return ("ok", dict(self.guards))
         return ("error", f"unknown request {op!r}")
 
     def call(
@@ -436,19 +286,15 @@ def _param_names(fn: Any, n: int) -> list[str]:
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     sys.dont_write_bytecode = True
+    sys.path[:0] = list(cfg["path"])  # this folder and the linked packages
     rfd, wfd = int(cfg["fd_in"]), int(cfg["fd_out"])
     host = Host(cfg, rfd, wfd)
-    for name in cfg.get("preload", []):  # trusted modules (a timing's reference), imported first
-        host.trusted[name] = importlib.import_module(name)
-    import ctypes  # noqa: F401 - its import opens the C library; numpy imports it: before the hooks
-    import inspect  # noqa: F401 - imported now, before the hooks, for _param_names
+    for name in cfg.get("preimport", []):  # numpy: its libraries load before the file system shrinks
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    import inspect  # noqa: F401 - for _param_names, imported before the lockdown
 
-    sys.meta_path.insert(0, RefuseFinder(host.refusals))
-    sys.addaudithook(_audit(host.refusals))
-    for name in list(sys.modules):  # what the preloads pulled in stays theirs, not the learner's
-        if host.refusals.covers(name):
-            del sys.modules[name]
-    host.refusals.armed = True
+    host.guards = host_lockdown.lock_down(cfg["own"], _BASE_PATH + list(cfg.get("read_only", [])))
     host.serve()
     sys.stdout.flush()
     os._exit(0)

@@ -14,6 +14,7 @@ from lowlat.core.hist import HOUR_NS, Histogram
 from lowlat.grading.pyharness import Learner, LearnerRaised, LearnerStopped, no_reference
 
 PS = (0, 25, 50, 90, 99, 99.9, 99.99, 100)
+BIG = [2**62 + 5, 2**62 + 3, 2**62 + 1]  # above 2^53: a float cannot tell them apart
 FORBIDDEN = ["lowlat", "hdrh"]
 ADVICE = "write it with numpy only (the grader compares against them)"
 
@@ -70,10 +71,16 @@ def check_expansion(mod: Learner, path: str) -> str | None:
     for name, values, interval in _cases()[2:] + [
         ("a short mix", short, 10),
         ("empty", np.array([], dtype=np.int64), 10),
+        ("values above 2^53 (exact in int64, not in a float)", np.array(BIG), 2**61),
     ]:
         got = np.sort(np.asarray(mod.corrected(values, interval), dtype=np.int64))
         want = np.sort(np.array(_expand([int(v) for v in values], interval), dtype=np.int64))
         if got.shape != want.shape or not np.array_equal(got, want):
+            if got.shape == want.shape and interval == 2**61:
+                return (
+                    f"case {name!r}: got {got.tolist()}, expected {want.tolist()}: the values lost their low bits "
+                    "(a float holds integers exactly only up to 2^53; keep int64 throughout, README)"
+                )
             return (
                 f"case {name!r} (interval {interval}): {len(got)} values, expected {len(want)}; first "
                 f"difference: got {got[:8].tolist()}..., expected {want[:8].tolist()}..."
@@ -113,6 +120,13 @@ def check_rank_rule(mod: Learner, path: str) -> str | None:
                 f"percentile({values}, {p:g}) returned {got!r}, expected {want} (sorted, the value at 1-based rank "
                 f"max(1, int(p / 100 * n + 0.5)) = {max(1, int(p / 100 * len(values) + 0.5))})"
             )
+    big = np.array(BIG, dtype=np.int64)
+    got = mod.percentile(big, 50)
+    if got != BIG[1]:
+        return (
+            f"percentile({BIG}, 50) returned {got!r}, expected {BIG[1]} exactly: values above 2^53 lose their low "
+            "bits in a float (sort and index the int64 array; README)"
+        )
     return None
 
 

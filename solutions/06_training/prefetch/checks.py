@@ -1,7 +1,7 @@
 """Checks of the prefetch exercise.  They run in the grader's process (see
 ``lowlat.grading.pyharness``); the learner's loader runs in a child, and the
 checks drive it there step by step over the pipe: they create the source in
-the child (the host's trusted ``CountingSource``, which counts its reads and
+the child (the host's ``CountingSource``, which counts its reads and
 the threads that read, says whether a read is under way and whether it was
 closed), call the loader, take one item at a time with ``next``, and count
 the child's threads.  Every check is decided by events and counters (what was
@@ -18,7 +18,6 @@ from lowlat.grading.pyharness import Learner, LearnerRaised, LearnerStopped, Rem
 
 FORBIDDEN = ["lowlat.train"]
 ADVICE = "write the loader yourself (the grader compares against it)"
-PRELOAD = ["lowlat.train.loader"]  # the timing's epoch, imported in the child before the learner's module
 PATIENCE_S = 3.0  # how long a check waits for something that should happen at once
 
 
@@ -36,8 +35,8 @@ def _no_thread_left(mod: Learner, baseline: int) -> bool:
 
 
 def _leak(mod: Learner, baseline: int) -> str:
-    extra = mod.thread_names()[baseline:]
-    return f"{len(extra)} thread(s) still alive after {PATIENCE_S:g} s: {extra}"
+    extra = mod.threads() - baseline  # the kernel's count; the names are what the child says
+    return f"{extra} thread(s) still alive after {PATIENCE_S:g} s (the child's threads: {mod.thread_names()})"
 
 
 def _close(it: Any) -> None:
@@ -151,6 +150,33 @@ def _exception_case(mod: Learner, depth: int, fail_with: str) -> str | None:
     return None
 
 
+def _iter_raises(mod: Learner, depth: int) -> str | None:
+    """The source's ``iter()`` itself raises: the consumer must get that
+    exception (from ``iter(loader)`` or its first ``next``)."""
+    src = mod.helper("CountingSource", 10, fail_on_iter=True)
+    try:
+        it = iter(mod.PrefetchLoader(src, depth))
+        got = it.next(timeout_s=PATIENCE_S)
+    except LearnerRaised as exc:
+        if exc.type_name != "OSError" or "broken_open" not in exc.frames:
+            return (
+                f"depth={depth}: iter(source) raised OSError('the source could not be opened'), but the consumer "
+                f"got {exc.type_name}({str(exc)!r}) without it"
+            )
+        return None
+    except StopIteration:
+        return (
+            f"depth={depth}: iter(source) itself raised OSError, and the loop ended normally: an exception from "
+            "iter(source), not only from next(), must reach the consumer"
+        )
+    except LearnerStopped:
+        return (
+            f"depth={depth}: iter(source) itself raised OSError, and the consumer waited {PATIENCE_S:g} s for "
+            "nothing: an exception from iter(source), not only from next(), must reach the consumer"
+        )
+    return f"depth={depth}: iter(source) raised OSError, but the consumer got an item ({got!r})"
+
+
 def check_exception(mod: Learner, path: str) -> str | None:
     baseline = mod.threads()
     for fail_with in ("value", "base"):
@@ -158,6 +184,10 @@ def check_exception(mod: Learner, path: str) -> str | None:
             problem = _exception_case(mod, depth, fail_with)
             if problem:
                 return problem
+    for depth in (0, 2):
+        problem = _iter_raises(mod, depth)
+        if problem:
+            return problem
     if not _no_thread_left(mod, baseline):
         return "after the exception: " + _leak(mod, baseline)
     return None
@@ -184,22 +214,34 @@ def check_close(mod: Learner, path: str) -> str | None:
     got = [it.next() for _ in range(3)]
     if got != [0, 1, 2]:
         return f"the first three items were {got}, expected [0, 1, 2]"
-    _until(lambda: src.reads >= 5)  # the producer is now blocked on a full queue
+    # The producer fills the queue (2) and holds one more: 6 reads, then it
+    # blocks on put().  close() must not let it read a 7th.
+    _until(lambda: src.reads >= 6)
+    time.sleep(0.1)
+    blocked_at = src.reads
     loader.close()
     problem = _stops(mod, src, baseline, "close()")
     if problem:
         return problem
+    if src.reads > blocked_at:
+        return (
+            f"the producer was blocked on a full queue after {blocked_at} reads; close() let it read "
+            f"{src.reads - blocked_at} more item(s): after close() the producer must not read again (check the stop "
+            "flag before every read)"
+        )
     # close() must wait for the thread: call it while the producer is in the
     # middle of a slow read (item 2 takes 0.5 s); when close() returns, the
     # thread must be gone.
-    src = mod.helper("CountingSource", slow_at=2, slow_s=0.5)
+    src = mod.helper("CountingSource", slow_at=2, slow_s=1.0)
     loader = mod.PrefetchLoader(src, 2)
     it = iter(loader)
     it.next()
     if not _until(lambda: src.reading and src.reads == 3):
         return "the producer never started reading item 2 while the consumer held item 0"
     loader.method("close", timeout_s=PATIENCE_S + 2)
-    if mod.threads() > baseline:
+    # The kernel's count (not the learner's threading module); a joined
+    # thread's last instructions take microseconds, the slow read most of a second.
+    if not _until(lambda: mod.threads() <= baseline, 0.2):
         return (
             "close() returned while the producer's thread was still running (it was reading an item): close() "
             "must wait for the thread to end (join it)"
@@ -231,14 +273,17 @@ def check_bad_depth(mod: Learner, path: str) -> str | None:
 
 def timing(mod: Learner, path: str) -> dict[str, float]:
     """Reported, never graded: the accelerator's idle share without and with
-    the learner's prefetching (chapter 06's epoch, run in the child)."""
-    loader = "lowlat.train.loader"
+    the learner's prefetching (chapter 06's heavy-tailed source, its schedule
+    computed here; the epoch runs in the child, by the host's helpers)."""
+    from lowlat.train.loader import HeavyTailSource
+
     cls = mod.get("PrefetchLoader")
-    src, step = mod.trusted(loader, "HeavyTailSource", n=200), mod.trusted(loader, "SimulatedStep", 2.0)
+    times = HeavyTailSource(n=200).read_times_s().tolist()
+    src, step = mod.helper("ScheduledSource", times), mod.helper("MatmulStep", 2.0)
     out = {}
     for depth in (0, 16):
-        stats = mod.trusted(loader, "train_epoch", src, depth, step, loader_cls=cls)
-        out[f"idle_percent_depth{depth}"] = float(stats.bubble_fraction) * 100
+        share = mod.helper("epoch_idle_share", cls, src, depth, step)
+        out[f"idle_percent_depth{depth}"] = float(share) * 100
     return out
 
 

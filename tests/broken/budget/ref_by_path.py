@@ -1,4 +1,4 @@
-# BROKEN: loads the reference's file by its path. EXPECT no_reference: refused when it ran
+# BROKEN: loads the reference by its path, found with find_spec("lowlat") (None in the child: lowlat does not exist there). EXPECT *: has no attribute
 """Takes reallocate from the reference, loaded from its file by path."""
 
 from __future__ import annotations
