@@ -213,15 +213,18 @@ class Histogram:
 
     @staticmethod
     def _backfill_total(arr: np.ndarray, iv: int) -> int:
-        """The counts record_many_corrected(arr, iv) adds (exact; estimated in
-        floats first, exactly in Python ints only when near 2**64)."""
+        """The counts record_many_corrected(arr, iv) adds, exactly, in a few
+        vectorised passes (no Python loop over the values)."""
         if iv == 0 or 2 * iv > int(arr.max()):  # no value has a back-fill
             return int(arr.size)
-        a = arr.astype(np.float64)
-        estimate = float(np.sum(1 + np.where(a - iv >= iv, (a - 2 * iv) / iv + 1, 0)))
-        if estimate < 2.0**62:
-            return int(arr.size) + int(np.sum(np.where(arr >= 2 * iv, (arr - 2 * iv) // iv + 1, 0), dtype=np.uint64))
-        return sum(Histogram._backfill_n(int(v), iv) for v in arr)
+        # Each value's back-fill fits in uint64; their sum may not, so it is
+        # summed exactly in two 32-bit halves (each half's sum fits for any
+        # array below 2**32 values) and joined in Python ints.
+        iv64 = np.uint64(iv)
+        n = np.where(arr >= 2 * iv64, (arr - 2 * iv64) // iv64 + np.uint64(1), np.uint64(0)).astype(np.uint64)
+        hi = int(np.sum(n >> np.uint64(32), dtype=np.uint64))
+        lo = int(np.sum(n & np.uint64(0xFFFFFFFF), dtype=np.uint64))
+        return int(arr.size) + (hi << 32) + lo
 
     def _long_call(self, call: Any, n: int, poll: int, long_n: int) -> None:
         """Runs an array record of ``n`` values; under stoppable() when it
