@@ -43,6 +43,22 @@ static int check_bad_capacity(const char *arg)
             return grade_fail("mpmc_create(%zu) returned NULL; %zu is a power of two >= 2", good[i], good[i]);
         destroy(q);
     }
+    /* Powers of two from 2^48 to 2^63: no machine has the memory, and from
+     * 2^60 on (2^61 for 8-byte cells) capacity * sizeof(cell) wraps around
+     * size_t to 0 or a few bytes: a create that multiplies unchecked gets a
+     * tiny block and returns a queue (or writes far past it). */
+    for (int k = 48; k < 64; k++) {
+        grade_note("creating a queue of capacity 2^k >= 2^48 (capacity * cell size overflows size_t)");
+        mpmc_queue *q = create((size_t)1 << k);
+        grade_note(NULL);
+        if (q) {
+            destroy(q);
+            return grade_fail("mpmc_create(2^%d) returned a queue: no memory of capacity * sizeof(cell) bytes exists, "
+                              "and from 2^60 on the product wraps around size_t to a tiny allocation (check capacity > "
+                              "SIZE_MAX / sizeof(cell) before multiplying, or let calloc check it)",
+                              k);
+        }
+    }
     return grade_pass();
 }
 

@@ -12,7 +12,9 @@
 
 typedef struct mpmc_queue mpmc_queue;
 
-/* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items. */
+/* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items.
+ * NULL too when the memory cannot be had: capacity * sizeof(cell) overflowing
+ * size_t (2^60 and up for 16-byte cells) or an allocation failing. */
 mpmc_queue *mpmc_create(size_t capacity);
 void mpmc_destroy(mpmc_queue *q);
 /* false when the cell for the next push is not free yet: the queue holds

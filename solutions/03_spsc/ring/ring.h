@@ -13,7 +13,10 @@
 
 typedef struct ring ring;
 
-ring *ring_create(size_t capacity); /* power of two >= 2, else NULL; holds capacity items */
+/* capacity: a power of two >= 2, else NULL; holds capacity items.  NULL too when
+ * the memory cannot be had: capacity * sizeof(slot) overflowing size_t (2^61 and
+ * up) or an allocation failing. */
+ring *ring_create(size_t capacity);
 void ring_destroy(ring *r);
 bool ring_try_push(ring *r, uint64_t v);   /* producer thread only; false when full */
 bool ring_try_pop(ring *r, uint64_t *out); /* consumer thread only; false when empty */
