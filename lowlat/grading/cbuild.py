@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from lowlat.core import toolchain
-from lowlat.grading import objcheck
+from lowlat.grading import objcheck, ordering
 from lowlat.grading.spec import Exercise
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"  # grade.h, shared by every C exercise's checks
@@ -89,6 +89,26 @@ class CBuild:
         if res.returncode != 0:
             raise CompileError(_compiler_lines(res.stderr + res.stdout, self.source.name, self._strip()))
         return objcheck.learner_lines(res.stdout, self.source.name)
+
+    def ordering_problems(self) -> tuple[list[str], bool]:
+        """(the ordering lint's findings, whether the file uses fences):
+        the learner's lines preprocessed with a ``stdatomic.h`` that defines
+        nothing, so the atomic calls stay as written (see
+        :mod:`lowlat.grading.ordering`)."""
+        fake = self.workdir / "lint-include"
+        fake.mkdir(exist_ok=True)
+        (fake / "stdatomic.h").write_text(ordering.FAKE_STDATOMIC)
+        flags = [toolchain.STD, "-pthread"]
+        incs = [f"-I{d}" for d in [fake, self.ex.folder, *toolchain.include_dirs()]]
+        cmd = [self.cc, "-E", *flags, *incs, *self._learner_flags(None), self.source.name]
+        res = subprocess.run(
+            cmd, cwd=self.src_dir, capture_output=True, text=True, timeout=120, env=dict(os.environ, LC_ALL="C")
+        )
+        if res.returncode != 0:
+            raise CompileError(_compiler_lines(res.stderr + res.stdout, self.source.name, self._strip()))
+        lines = objcheck.learner_lines(res.stdout, self.source.name)
+        hot = sorted(self.api_functions)
+        return ordering.lint(lines, hot, self.source.name), ordering.uses_fences(lines)
 
     def build(self, sanitizer: str | None) -> Path:
         """The checks binary for ``sanitizer`` (None: plain), built once.
