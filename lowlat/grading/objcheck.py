@@ -102,7 +102,7 @@ SANITIZER_PATTERNS = {
             r"__asan_(report_\w+|load\w*|store\w*|init|version_mismatch_check_v\d+|(un)?register_(elf_)?globals"
             r"|option_detect_stack_use_after_return|stack_(malloc|free)(_always)?_\d+|handle_no_return"
             r"|(before|after)_dynamic_init|mem(cpy|set|move)|allocas?_(un)?poison|set_shadow_\w+"
-            r"|shadow_memory_dynamic_address|exp_\w+)"
+            r"|shadow_memory_dynamic_address|exp_\w+|(un)?poison_stack_memory)"
         ),
         re.compile(r"__ubsan_handle_\w+"),
     ),
@@ -152,11 +152,68 @@ def learner_lines(preprocessed: str, filename: str) -> str:
     return "\n".join(out)
 
 
+_INSTRUMENTATION_OFF = re.compile(
+    r"no_sanitize\w*|no_address_safety_analysis|disable_sanitizer_instrumentation|no_instrument_function"
+    r"|no_profile_instrument_function|no_stack_protector|no_split_stack|naked"
+)
+#: Attributes (spelled ``x`` or ``__x__``) that place code or data where the
+#: grader does not look, or make the compiler emit it differently.
+_PLACEMENT = {"section", "alias", "ifunc", "target_clones", "symver", "constructor", "destructor"}
+
+
+def _attribute_texts(lines: str) -> list[str]:
+    """What every ``__attribute__((...))`` (any spelling, any line breaks),
+    ``[[...]]`` and ``__declspec(...)`` in the lines holds."""
+    out = []
+    for m in re.finditer(r"\b(__attribute__|__attribute|__declspec)\s*\(|\[\s*\[", lines):
+        depth, i = 0, m.end() - 1
+        close = "]" if lines[i] == "[" else ")"
+        opening = lines[i]
+        for j in range(i, len(lines)):
+            if lines[j] == opening:
+                depth += 1
+            elif lines[j] == close:
+                depth -= 1
+                if depth == 0:
+                    out.append(lines[i + 1 : j])
+                    break
+        else:
+            out.append(lines[i + 1 :])
+    return out
+
+
+def _attribute_name(token: str) -> str:
+    """``__no_sanitize__`` and ``no_sanitize`` alike: GCC accepts both spellings."""
+    m = re.fullmatch(r"__(\w+?)__", token)
+    return m.group(1) if m else token
+
+
 def check_source(lines: str, filename: str) -> None:
-    """Refuses inline assembly and sanitizer switches in the learner's own
-    preprocessed lines (so neither a comment nor a header trips it, and no
-    macro hides it)."""
+    """Refuses inline assembly, sanitizer switches (every spelling), section
+    and other placement attributes, and ``#pragma``/``_Pragma`` lines in the
+    learner's own preprocessed lines (so neither a comment nor a header trips
+    it, and no macro hides it)."""
+    if re.search(r"^\s*#\s*pragma\b|\b_Pragma\b|\b__pragma\b", lines, flags=re.M):
+        raise Refused(f"{filename} uses a #pragma (or _Pragma): not allowed in a graded file")
+    attributes = " ".join(_attribute_texts(lines))
     for token in re.findall(r"\b\w+\b", lines):
+        if re.fullmatch(
+            r"_*no_sanitize\w*|_*no_address_safety_analysis_*|_*disable_sanitizer_instrumentation_*", token
+        ):
+            raise Refused(
+                f"{filename} uses an attribute that switches a sanitizer off, or other instrumentation ({token})"
+            )
+    for token in re.findall(r"\b\w+\b", attributes):
+        name = _attribute_name(token)
+        if _INSTRUMENTATION_OFF.fullmatch(name):
+            raise Refused(
+                f"{filename} uses an attribute that switches a sanitizer off, or other instrumentation ({token})"
+            )
+        if name in _PLACEMENT:
+            raise Refused(
+                f"{filename} uses the attribute {token}: placing code or data in sections of its own, aliases and "
+                "the like are not allowed in a graded file"
+            )
         if token in _FORBIDDEN_TOKENS:
             advice = (
                 " (use a builtin such as __builtin_ia32_pause, or C11 atomics)"
