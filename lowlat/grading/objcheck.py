@@ -158,7 +158,7 @@ _INSTRUMENTATION_OFF = re.compile(
 )
 #: Attributes (spelled ``x`` or ``__x__``) that place code or data where the
 #: grader does not look, or make the compiler emit it differently.
-_PLACEMENT = {"section", "alias", "ifunc", "target_clones", "symver", "constructor", "destructor"}
+_PLACEMENT = {"section", "alias", "ifunc", "target_clones", "symver"}  # constructors: the object check
 
 
 def _attribute_texts(lines: str) -> list[str]:
@@ -197,6 +197,13 @@ def check_source(lines: str, filename: str) -> None:
         raise Refused(f"{filename} uses a #pragma (or _Pragma): not allowed in a graded file")
     attributes = " ".join(_attribute_texts(lines))
     for token in re.findall(r"\b\w+\b", lines):
+        if token in _FORBIDDEN_TOKENS:
+            advice = (
+                " (use a builtin such as __builtin_ia32_pause, or C11 atomics)"
+                if "assembly" in _FORBIDDEN_TOKENS[token]
+                else ""
+            )
+            raise Refused(f"{filename} uses {_FORBIDDEN_TOKENS[token]} ({token}){advice}")
         if re.fullmatch(
             r"_*no_sanitize\w*|_*no_address_safety_analysis_*|_*disable_sanitizer_instrumentation_*", token
         ):
@@ -214,13 +221,6 @@ def check_source(lines: str, filename: str) -> None:
                 f"{filename} uses the attribute {token}: placing code or data in sections of its own, aliases and "
                 "the like are not allowed in a graded file"
             )
-        if token in _FORBIDDEN_TOKENS:
-            advice = (
-                " (use a builtin such as __builtin_ia32_pause, or C11 atomics)"
-                if "assembly" in _FORBIDDEN_TOKENS[token]
-                else ""
-            )
-            raise Refused(f"{filename} uses {_FORBIDDEN_TOKENS[token]} ({token}){advice}")
 
 
 def check_same_code(plain: str, other: str, sanitizer: str, filename: str) -> None:

@@ -34,7 +34,7 @@ static int check_huge(int from)
         if (r) {
             destroy(r);
             return grade_fail("ring_create(2^%d) returned a ring: no memory of capacity * 8 bytes exists, and from "
-                              "2^61 on capacity * sizeof(slot) wraps around size_t to a tiny allocation (check "
+                              "2^61 on capacity * sizeof(slot) overflows size_t and wraps to a tiny allocation (check "
                               "capacity > SIZE_MAX / sizeof(slot) before multiplying, or let calloc check it)",
                               k);
         }
