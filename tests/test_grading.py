@@ -425,7 +425,8 @@ def test_every_cheat_has_a_file_that_proves_it_fails() -> None:
 def test_the_object_inspector_reads_elf_and_the_api(tmp_path: Path) -> None:
     functions, variables = api_names((FOUND["ring"].folder / "ring.h").read_text())
     assert {"ring_create", "ring_destroy", "ring_try_push", "ring_try_pop", "ring_debug_set_position"} <= functions
-    assert variables == {"grade_remote_loads"} and api_prefix(functions) == "ring_"
+    # the remote-load count is the checks' own now: ring.h declares a function, no variable
+    assert variables == set() and "ring_grade_remote_load" in functions and api_prefix(functions) == "ring_"
     cc = next(c for c in ("cc", "gcc", "clang") if shutil.which(c))
     src = tmp_path / "x.c"
     src.write_text(
@@ -833,3 +834,102 @@ def test_the_python_child_cannot_reach_lowlat_or_start_processes(tmp_path: Path)
             before = mod.threads()
             mod.start_hidden_thread()
             assert mod.threads() == before + 1  # counted by the kernel, not by the child's threading module
+
+
+# ---- C exercises: correct files the grader once refused, and its source checks ------------
+# tests/accepted/<exercise>/*.c: correct implementations in unusual styles (fence
+# pairs, a block-scoped stack buffer); the first line says what each shows.
+ACCEPTED_DIR = Path(__file__).resolve().parent / "accepted"
+ACCEPTED_FILES = sorted(ACCEPTED_DIR.glob("*/*.c"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ACCEPTED_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_correct_c_file_is_accepted(path: Path) -> None:
+    report = grade(path.parent.name, path)
+    assert report.ok, f"{path.name} ({path.read_text().splitlines()[0]}) was rejected:\n{report}"
+
+
+def test_fence_ordered_file_is_judged_without_tsan() -> None:
+    from lowlat.grading import ordering
+
+    src = (ACCEPTED_DIR / "ring" / "fences.c").read_text()
+    assert ordering.uses_fences(src)
+
+
+C_SOURCE_CHEATS = {
+    'static const unsigned char c[] __attribute__((section(".text.x"))) = {0xc3};': "section",
+    'static const char c[] __attribute__ ((\n  __section__\n  (".text\\n.globl main"))) = {0};': "__section__",
+    '[[gnu::section(".text")]] int x;': "section",
+    '__attribute__((__no_sanitize__("thread"))) void f(void) {}': "switches a sanitizer off",
+    "__attribute__((no_sanitize_thread)) void f(void) {}": "switches a sanitizer off",
+    "__attribute__((__no_sanitize_address__)) void f(void) {}": "switches a sanitizer off",
+    "__attribute__((disable_sanitizer_instrumentation)) void f(void) {}": "switches a sanitizer off",
+    "__attribute__((__no_instrument_function__)) void f(void) {}": "instrumentation",
+    "#pragma GCC push_options": "#pragma",
+    '_Pragma("GCC optimize(\\"O0\\")") int x;': "#pragma",
+}
+
+
+@pytest.mark.parametrize("src", sorted(C_SOURCE_CHEATS))
+def test_c_source_cheats_are_refused(src: str) -> None:
+    from lowlat.grading.objcheck import Refused, check_source
+
+    with pytest.raises(Refused, match=re.escape(C_SOURCE_CHEATS[src])):
+        check_source(src, "x.c")
+
+
+def test_c_source_check_allows_ordinary_names_and_attributes() -> None:
+    from lowlat.grading.objcheck import check_source
+
+    check_source("static inline __attribute__((always_inline, unused)) int f(int section) { return section; }", "x.c")
+
+
+ORDERING_CASES = {
+    # (source, problems expected): push publishes `tail`, pop reads it.
+    "release/acquire": (
+        "bool q_try_push(q *r) { atomic_store_explicit(&r->tail, 1, memory_order_release); return 1; }"
+        "bool q_try_pop(q *r) { return atomic_load_explicit(&r->tail, memory_order_acquire); }",
+        0,
+    ),
+    "relaxed publish": (
+        "bool q_try_push(q *r) { atomic_store_explicit(&r->tail, 1, memory_order_relaxed); return 1; }"
+        "bool q_try_pop(q *r) { return atomic_load_explicit(&r->tail, memory_order_acquire); }",
+        1,
+    ),
+    "relaxed consume, builtin spelling": (
+        "bool q_try_push(q *r) { __atomic_store_n(&r->tail, 1, 5); return 1; }"
+        "bool q_try_pop(q *r) { return __atomic_load_n(&r->tail, 0); }",
+        1,
+    ),
+    "fences": (
+        "bool q_try_push(q *r) { atomic_thread_fence(memory_order_release);"
+        " atomic_store_explicit(&r->tail, 1, memory_order_relaxed); return 1; }"
+        "bool q_try_pop(q *r) { int t = atomic_load_explicit(&r->tail, memory_order_relaxed);"
+        " atomic_thread_fence(memory_order_acquire); return t; }",
+        0,
+    ),
+    "own cursor relaxed, helper spliced in": (
+        "static int own(q *r) { return atomic_load_explicit(&r->tail, memory_order_relaxed); }"
+        "bool q_try_push(q *r) { int t = own(r); atomic_store_explicit(&r->tail, t + 1, memory_order_release);"
+        " return 1; }"
+        "bool q_try_pop(q *r) { return atomic_load_explicit(&r->tail, memory_order_acquire); }",
+        0,
+    ),
+    "data relaxed before a release flag": (
+        "bool q_try_push(q *r) { atomic_store_explicit(&r->slot[1], 7, memory_order_relaxed);"
+        " atomic_store_explicit(&r->tail, 1, memory_order_release); return 1; }"
+        "bool q_try_pop(q *r) { int t = atomic_load_explicit(&r->tail, memory_order_acquire);"
+        " return t + atomic_load_explicit(&r->slot[1], memory_order_relaxed); }",
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ORDERING_CASES))
+def test_the_ordering_lint(case: str) -> None:
+    from lowlat.grading import ordering
+
+    src, expected = ORDERING_CASES[case]
+    problems = ordering.lint(src, ["q_try_push", "q_try_pop", "q_create"], "q.c")
+    assert len(problems) == expected, problems

@@ -81,9 +81,20 @@ def defined_ids(path: Path, kind: str) -> list[str]:
     return ids
 
 
-def mismatch(declared: list[str], has_timing: bool, defined: list[str], checks_file: str) -> str | None:
+#: Checks the grader runs itself, by kind of exercise: exercise.toml lists
+#: them like any other, the checks file does not define them.  "ordering" is
+#: the memory-ordering lint on a C file's source (lowlat.grading.ordering).
+ENGINE_CHECKS: dict[str, frozenset[str]] = {"c": frozenset({"ordering"}), "python": frozenset()}
+
+
+def mismatch(
+    declared: list[str], has_timing: bool, defined: list[str], checks_file: str, engine: frozenset[str] = frozenset()
+) -> str | None:
     """Why the ids of ``exercise.toml`` (``declared``, plus ``timing`` when it
-    has a ``[timing]`` table) and those of the checks file disagree, or None."""
+    has a ``[timing]`` table) and those of the checks file disagree, or None.
+    ``engine``: ids the grader runs itself (:data:`ENGINE_CHECKS`), which the
+    checks file must not define."""
+    declared = [i for i in declared if i not in engine]
     want = set(declared) | ({"timing"} if has_timing else set())
     have = set(defined)
     problems = []

@@ -26,13 +26,10 @@ looks at what the learner's file *is* before running it:
 from __future__ import annotations
 
 import re
-import shutil
-import struct
-import subprocess
-import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from lowlat.grading.objread import ObjectInfo, Refused, read_elf, read_object, read_with_nm
 
 #: Every entry point of the allocator a learner's file may call (and the
 #: recorder exercise counts, through ``--wrap``).
@@ -102,7 +99,7 @@ SANITIZER_PATTERNS = {
             r"__asan_(report_\w+|load\w*|store\w*|init|version_mismatch_check_v\d+|(un)?register_(elf_)?globals"
             r"|option_detect_stack_use_after_return|stack_(malloc|free)(_always)?_\d+|handle_no_return"
             r"|(before|after)_dynamic_init|mem(cpy|set|move)|allocas?_(un)?poison|set_shadow_\w+"
-            r"|shadow_memory_dynamic_address|exp_\w+)"
+            r"|shadow_memory_dynamic_address|exp_\w+|(un)?poison_stack_memory)"
         ),
         re.compile(r"__ubsan_handle_\w+"),
     ),
@@ -129,11 +126,6 @@ _FORBIDDEN_TOKENS = {
 }
 
 
-class Refused(Exception):
-    """The learner's file may not be linked with the checks; the message
-    says why, in a sentence the learner can act on."""
-
-
 # ---- the source ----------------------------------------------------------------------
 
 
@@ -152,10 +144,50 @@ def learner_lines(preprocessed: str, filename: str) -> str:
     return "\n".join(out)
 
 
+_INSTRUMENTATION_OFF = re.compile(
+    r"no_sanitize\w*|no_address_safety_analysis|disable_sanitizer_instrumentation|no_instrument_function"
+    r"|no_profile_instrument_function|no_stack_protector|no_split_stack|naked"
+)
+#: Attributes (spelled ``x`` or ``__x__``) that place code or data where the
+#: grader does not look, or make the compiler emit it differently.
+_PLACEMENT = {"section", "alias", "ifunc", "target_clones", "symver"}  # constructors: the object check
+
+
+def _attribute_texts(lines: str) -> list[str]:
+    """What every ``__attribute__((...))`` (any spelling, any line breaks),
+    ``[[...]]`` and ``__declspec(...)`` in the lines holds."""
+    out = []
+    for m in re.finditer(r"\b(__attribute__|__attribute|__declspec)\s*\(|\[\s*\[", lines):
+        depth, i = 0, m.end() - 1
+        close = "]" if lines[i] == "[" else ")"
+        opening = lines[i]
+        for j in range(i, len(lines)):
+            if lines[j] == opening:
+                depth += 1
+            elif lines[j] == close:
+                depth -= 1
+                if depth == 0:
+                    out.append(lines[i + 1 : j])
+                    break
+        else:
+            out.append(lines[i + 1 :])
+    return out
+
+
+def _attribute_name(token: str) -> str:
+    """``__no_sanitize__`` and ``no_sanitize`` alike: GCC accepts both spellings."""
+    m = re.fullmatch(r"__(\w+?)__", token)
+    return m.group(1) if m else token
+
+
 def check_source(lines: str, filename: str) -> None:
-    """Refuses inline assembly and sanitizer switches in the learner's own
-    preprocessed lines (so neither a comment nor a header trips it, and no
-    macro hides it)."""
+    """Refuses inline assembly, sanitizer switches (every spelling), section
+    and other placement attributes, and ``#pragma``/``_Pragma`` lines in the
+    learner's own preprocessed lines (so neither a comment nor a header trips
+    it, and no macro hides it)."""
+    if re.search(r"^\s*#\s*pragma\b|\b_Pragma\b|\b__pragma\b", lines, flags=re.M):
+        raise Refused(f"{filename} uses a #pragma (or _Pragma): not allowed in a graded file")
+    attributes = " ".join(_attribute_texts(lines))
     for token in re.findall(r"\b\w+\b", lines):
         if token in _FORBIDDEN_TOKENS:
             advice = (
@@ -164,6 +196,23 @@ def check_source(lines: str, filename: str) -> None:
                 else ""
             )
             raise Refused(f"{filename} uses {_FORBIDDEN_TOKENS[token]} ({token}){advice}")
+        if re.fullmatch(
+            r"_*no_sanitize\w*|_*no_address_safety_analysis_*|_*disable_sanitizer_instrumentation_*", token
+        ):
+            raise Refused(
+                f"{filename} uses an attribute that switches a sanitizer off, or other instrumentation ({token})"
+            )
+    for token in re.findall(r"\b\w+\b", attributes):
+        name = _attribute_name(token)
+        if _INSTRUMENTATION_OFF.fullmatch(name):
+            raise Refused(
+                f"{filename} uses an attribute that switches a sanitizer off, or other instrumentation ({token})"
+            )
+        if name in _PLACEMENT:
+            raise Refused(
+                f"{filename} uses the attribute {token}: placing code or data in sections of its own, aliases and "
+                "the like are not allowed in a graded file"
+            )
 
 
 def check_same_code(plain: str, other: str, sanitizer: str, filename: str) -> None:
@@ -222,105 +271,6 @@ def api_prefix(functions: Iterable[str]) -> str:
 # ---- the object ---------------------------------------------------------------------------
 
 
-@dataclass
-class ObjectInfo:
-    format: str  # "elf" or "nm"
-    sections: list[str] = field(default_factory=list)
-    undefined: set[str] = field(default_factory=set)
-    defined: set[str] = field(default_factory=set)  # global (and weak) definitions
-    ifuncs: set[str] = field(default_factory=set)
-
-
-_SHT_SYMTAB = 2
-_SHN_UNDEF = 0
-_STB_LOCAL = 0
-_STT_SECTION, _STT_FILE, _STT_GNU_IFUNC = 3, 4, 10
-
-
-def read_elf(data: bytes) -> ObjectInfo:
-    """Section names and symbols of an ELF relocatable object (32 or 64 bit,
-    either byte order)."""
-    if data[:4] != b"\x7fELF":
-        raise ValueError("not an ELF file")
-    is64 = data[4] == 2
-    end = "<" if data[5] == 1 else ">"
-    if is64:
-        shoff, shentsize, shnum, shstrndx = struct.unpack_from(end + "Q10xHHH", data, 0x28)
-    else:
-        shoff, shentsize, shnum, shstrndx = struct.unpack_from(end + "I10xHHH", data, 0x20)
-    sections = []
-    for i in range(shnum):
-        off = shoff + i * shentsize
-        if is64:
-            name, stype, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
-                end + "IIQQQQIIQQ", data, off
-            )
-        else:
-            name, stype, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
-                end + "IIIIIIIIII", data, off
-            )
-        sections.append((name, stype, offset, size, link, entsize))
-
-    def cstr(table_off: int, idx: int) -> str:
-        stop = data.index(b"\0", table_off + idx)
-        return data[table_off + idx : stop].decode("utf-8", "replace")
-
-    names_off = sections[shstrndx][2]
-    info = ObjectInfo("elf", sections=[cstr(names_off, s[0]) for s in sections])
-    for _name, stype, offset, size, link, entsize in sections:
-        if stype != _SHT_SYMTAB or not entsize:
-            continue
-        strtab = sections[link][2]
-        for k in range(1, size // entsize):
-            off = offset + k * entsize
-            if is64:
-                st_name, st_info, _other, st_shndx = struct.unpack_from(end + "IBBH", data, off)
-            else:
-                st_name, _value, _size, st_info, _other, st_shndx = struct.unpack_from(end + "IIIBBH", data, off)
-            bind, stt = st_info >> 4, st_info & 0xF
-            if stt in (_STT_SECTION, _STT_FILE):
-                continue
-            sym = cstr(strtab, st_name)
-            if stt == _STT_GNU_IFUNC:
-                info.ifuncs.add(sym)
-            if not sym or bind == _STB_LOCAL:
-                continue
-            (info.undefined if st_shndx == _SHN_UNDEF else info.defined).add(sym)
-    return info
-
-
-def read_with_nm(obj: Path) -> ObjectInfo:
-    """Symbols (``nm``) and section names (``objdump -h``) where the object
-    is not ELF (macOS).  Mach-O's leading underscore is dropped."""
-    info = ObjectInfo("nm")
-    nm = shutil.which("nm")
-    if nm is None:
-        raise Refused("the grader cannot inspect compiled files here (no nm): ask your instructor")
-    out = subprocess.run([nm, "-g", str(obj)], capture_output=True, text=True, timeout=60).stdout
-    strip = sys.platform == "darwin"
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) < 2:
-            continue
-        kind, sym = parts[-2], parts[-1]
-        if strip and sym.startswith("_"):
-            sym = sym[1:]
-        (info.undefined if kind == "U" else info.defined).add(sym)
-    objdump = shutil.which("objdump")
-    if objdump:
-        out = subprocess.run([objdump, "-h", str(obj)], capture_output=True, text=True, timeout=60).stdout
-        info.sections = [p.split()[1] for p in out.splitlines() if re.match(r"\s*\d+\s+\S", p)]
-    text = obj.read_bytes()
-    if b"__mod_init_func" in text or b"__mod_term_func" in text:
-        info.sections.append(".init_array")
-    return info
-
-
-def read_object(obj: Path) -> ObjectInfo:
-    data = obj.read_bytes()
-    return read_elf(data) if data[:4] == b"\x7fELF" else read_with_nm(obj)
-
-
 def _allowed(sym: str, extra: set[str], sanitizer: str | None) -> bool:
     if sym in ALLOWED or sym in extra:
         return True
@@ -371,3 +321,19 @@ def check_object(
             f"{filename} defines {shown}, which is not in the exercise's API: make helpers static{hint} "
             "(a global of another name could replace one of the grader's own)"
         )
+
+
+__all__ = [
+    "ALLOWED",
+    "ObjectInfo",
+    "Refused",
+    "api_names",
+    "api_prefix",
+    "check_object",
+    "check_same_code",
+    "check_source",
+    "learner_lines",
+    "read_elf",
+    "read_object",
+    "read_with_nm",
+]

@@ -197,7 +197,11 @@ def load_spec(path: Path) -> Exercise:
     ids = [c.id for c in checks]
     try:
         why = checkids.mismatch(
-            ids, timing_check is not None, checkids.defined_ids(folder / checks_file, kind), checks_file
+            ids,
+            timing_check is not None,
+            checkids.defined_ids(folder / checks_file, kind),
+            checks_file,
+            checkids.ENGINE_CHECKS.get(kind, frozenset()),
         )
     except checkids.CheckIdError as exc:
         raise _fail(path, str(exc)) from None

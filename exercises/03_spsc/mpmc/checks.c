@@ -43,6 +43,22 @@ static int check_bad_capacity(const char *arg)
             return grade_fail("mpmc_create(%zu) returned NULL; %zu is a power of two >= 2", good[i], good[i]);
         destroy(q);
     }
+    /* Powers of two from 2^48 to 2^63: no machine has the memory, and from
+     * 2^60 on (2^61 for 8-byte cells) capacity * sizeof(cell) wraps around
+     * size_t to 0 or a few bytes: a create that multiplies unchecked gets a
+     * tiny block and returns a queue (or writes far past it). */
+    for (int k = 48; k < 64; k++) {
+        grade_note("creating a queue of capacity 2^k >= 2^48 (capacity * cell size overflows size_t)");
+        mpmc_queue *q = create((size_t)1 << k);
+        grade_note(NULL);
+        if (q) {
+            destroy(q);
+            return grade_fail("mpmc_create(2^%d) returned a queue: no memory of capacity * sizeof(cell) bytes exists, "
+                              "and from 2^60 on the product wraps around size_t to a tiny allocation (check capacity > "
+                              "SIZE_MAX / sizeof(cell) before multiplying, or let calloc check it)",
+                              k);
+        }
+    }
     return grade_pass();
 }
 
@@ -66,9 +82,11 @@ static int check_fifo_capacity(const char *arg)
                 if (!push(q, next++))
                     return grade_fail("push %zu of %zu failed: a queue of capacity %zu must hold %zu items", i + 1, cap,
                                       cap, cap);
+            grade_note("pushing into a full queue (mpmc_try_push must return false when full, not wait)");
             if (push(q, 999999))
                 return grade_fail("push %zu succeeded: a queue of capacity %zu held more than %zu items", cap + 1, cap,
                                   cap);
+            grade_note(NULL);
             for (size_t i = 0; i < cap; i++) {
                 if (!pop(q, &v))
                     return grade_fail("pop %zu of %zu failed with %zu items in the queue", i + 1, cap, cap - i);
@@ -330,6 +348,70 @@ static int run_pc(int P, int C, uint64_t n, uint64_t start, double *items_per_s)
     return rc;
 }
 
+/* ---- a full queue and no consumer -------------------------------------------
+ * Three producers push into a queue of capacity 16 that nobody pops: each
+ * keeps pushing until it has seen 200 refusals.  try_push must say false (the
+ * watchdog fails a call that does not return within GRADE_STUCK_S); exactly
+ * 16 items are then stored, each pushed once. */
+enum { FULL_CAP = 16, FULL_P = 3, FULL_REFUSALS = 200 };
+struct full_arg {
+    mpmc_queue *q;
+    int id;
+    uint64_t stored;
+};
+static void *full_producer(void *arg)
+{
+    struct full_arg *a = arg;
+    for (int refusals = 0; refusals < FULL_REFUSALS;) {
+        if (push(a->q, ((uint64_t)a->id << 40) | a->stored))
+            a->stored++;
+        else
+            refusals++;
+        if (a->stored > FULL_CAP)
+            break;
+    }
+    return NULL;
+}
+
+static int check_full(const char *arg)
+{
+    (void)arg;
+    mpmc_queue *q = create(FULL_CAP);
+    if (!q)
+        return grade_fail("mpmc_create(%d) returned NULL", FULL_CAP);
+    grade_note("3 producers push into a full queue of capacity 16 that no thread pops (mpmc_try_push must return "
+               "false when full, not wait for a consumer)");
+    pthread_t t[FULL_P];
+    struct full_arg a[FULL_P];
+    for (int i = 0; i < FULL_P; i++) {
+        a[i] = (struct full_arg){q, i, 0};
+        pthread_create(&t[i], NULL, full_producer, &a[i]);
+    }
+    uint64_t stored = 0;
+    for (int i = 0; i < FULL_P; i++) {
+        pthread_join(t[i], NULL);
+        stored += a[i].stored;
+    }
+    grade_note(NULL);
+    if (stored != FULL_CAP)
+        return grade_fail("3 producers and no consumer stored %llu items in a queue of capacity %d (try_push must "
+                          "succeed until it is full, then return false)",
+                          (unsigned long long)stored, FULL_CAP);
+    uint64_t v, next[FULL_P] = {0};
+    for (int i = 0; i < FULL_CAP; i++) {
+        if (!pop(q, &v))
+            return grade_fail("the full queue (16 items, pushed by 3 producers) gave only %d on pop", i);
+        uint64_t p = v >> 40;
+        if (p >= FULL_P || (v & ((1ull << 40) - 1)) != next[p]++)
+            return grade_fail("pop %d from the full queue returned %#llx: not the next value of a producer", i + 1,
+                              (unsigned long long)v);
+    }
+    if (pop(q, &v))
+        return grade_fail("pop from the emptied queue returned %llu", (unsigned long long)v);
+    destroy(q);
+    return grade_pass();
+}
+
 /* ---- the reference for timing: a ring under one mutex ----------------------- */
 struct mutexq {
     pthread_mutex_t m;
@@ -412,7 +494,7 @@ static int check_pc_4x4(const char *arg) { return pc(4, 4, arg); }
  * what mpmc_create allocated). */
 static int check_all(const char *arg)
 {
-    if (check_bad_capacity("") || check_fifo_capacity("") || check_wrap(""))
+    if (check_bad_capacity("") || check_fifo_capacity("") || check_wrap("") || check_full(""))
         return 1;
     return run_pc(2, 2, grade_arg_u64(arg, 20000), 0, NULL);
 }
@@ -430,5 +512,5 @@ static int timing(const char *arg)
 }
 
 GRADE_CHECKS({"bad_capacity", check_bad_capacity}, {"fifo_capacity", check_fifo_capacity}, {"wrap", check_wrap},
-             {"pc_1x3", check_pc_1x3}, {"pc_3x1", check_pc_3x1}, {"pc_2x2", check_pc_2x2}, {"pc_4x4", check_pc_4x4},
-             {"all", check_all}, {"timing", timing})
+             {"full", check_full}, {"pc_1x3", check_pc_1x3}, {"pc_3x1", check_pc_3x1}, {"pc_2x2", check_pc_2x2},
+             {"pc_4x4", check_pc_4x4}, {"all", check_all}, {"timing", timing})

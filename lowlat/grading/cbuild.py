@@ -1,0 +1,177 @@
+"""Building a learner's C file into the checks binaries: preprocess, check
+the source (:mod:`lowlat.grading.objcheck`, :mod:`lowlat.grading.ordering`),
+compile to an object, inspect it, and only then link it with the checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from lowlat.core import toolchain
+from lowlat.grading import objcheck, ordering
+from lowlat.grading.spec import Exercise
+
+HARNESS_DIR = Path(__file__).resolve().parent / "harness"  # grade.h, shared by every C exercise's checks
+
+
+class CompileError(Exception):
+    def __init__(self, output: str) -> None:
+        super().__init__(output)
+        self.output = output
+
+
+def _compiler_lines(text: str, filename: str, strip: list[Path]) -> str:
+    """The compiler's messages about the learner's file (all of them if none
+    names it), without the checks' and the core's paths."""
+    lines = text.strip().splitlines()
+    mine = [ln for ln in lines if ln.startswith(filename) or ln.startswith(" ") or ln.startswith("In function")]
+    keep = mine if any(ln.startswith(filename) for ln in mine) else lines
+    prefixes = sorted({str(p) + os.sep for p in strip}, key=len, reverse=True)
+    out = []
+    for ln in keep[:40]:
+        for prefix in prefixes:
+            ln = ln.replace(prefix, "")
+        out.append(ln)
+    return "\n".join(out)
+
+
+class CBuild:
+    """The checks binaries of a C exercise, one per sanitizer mode, built
+    from a private copy of the learner's file.
+
+    For each mode: the learner's file is preprocessed (its own lines are
+    checked: no inline assembly, no sanitizer switches, the same code in
+    every mode) and compiled to an object on its own, the object is
+    inspected (:func:`lowlat.grading.objcheck.check_object`), and only then
+    linked with the checks (and the core files they need).  The compiler
+    runs in the copy's folder and is given its bare name, so its messages
+    read ``mpmc.c:42:5: error: ...``; the exercise's folder (its header) is
+    on the include path, the learner's own folder is not."""
+
+    def __init__(self, ex: Exercise, learner: Path, workdir: Path) -> None:
+        self.ex, self.workdir = ex, workdir
+        self.src_dir = workdir / "src"
+        self.src_dir.mkdir(parents=True, exist_ok=True)
+        self.source = self.src_dir / ex.filename
+        shutil.copyfile(learner, self.source)
+        cc = toolchain.c_compiler()
+        if cc is None:
+            raise CompileError("no C compiler found (cc, gcc or clang): install one to grade C exercises")
+        self.cc = cc
+        functions: set[str] = set()
+        variables: set[str] = set()
+        for header in sorted(ex.folder.glob("*.h")):
+            f, v = objcheck.api_names(header.read_text())
+            functions |= f
+            variables |= v
+        self.api_functions, self.api_variables = functions, variables
+        self.binaries: dict[str | None, Path] = {}
+        self._plain_lines: str | None = None
+
+    def _strip(self) -> list[Path]:
+        return [self.ex.folder, HARNESS_DIR, toolchain.CSRC, self.src_dir]
+
+    def _learner_flags(self, sanitizer: str | None) -> list[str]:
+        # The spec's flags that matter to a compile (-D, -I, -f, -W...); its
+        # -Wl,... linker flags apply to the link only.
+        return [f for f in self.ex.cflags if not f.startswith("-Wl,")]
+
+    def _preprocess(self, sanitizer: str | None) -> str:
+        flags = [toolchain.STD, *toolchain.opt_flags(sanitizer), "-pthread"]
+        incs = [f"-I{d}" for d in [self.ex.folder, *toolchain.include_dirs()]]
+        cmd = [self.cc, "-E", *flags, *incs, *self._learner_flags(sanitizer), self.source.name]
+        res = subprocess.run(
+            cmd, cwd=self.src_dir, capture_output=True, text=True, timeout=120, env=dict(os.environ, LC_ALL="C")
+        )
+        if res.returncode != 0:
+            raise CompileError(_compiler_lines(res.stderr + res.stdout, self.source.name, self._strip()))
+        return objcheck.learner_lines(res.stdout, self.source.name)
+
+    def ordering_problems(self) -> tuple[list[str], bool]:
+        """(the ordering lint's findings, whether the file uses fences):
+        the learner's lines preprocessed with a ``stdatomic.h`` that defines
+        nothing, so the atomic calls stay as written (see
+        :mod:`lowlat.grading.ordering`)."""
+        fake = self.workdir / "lint-include"
+        fake.mkdir(exist_ok=True)
+        (fake / "stdatomic.h").write_text(ordering.FAKE_STDATOMIC)
+        flags = [toolchain.STD, "-pthread"]
+        incs = [f"-I{d}" for d in [fake, self.ex.folder, *toolchain.include_dirs()]]
+        cmd = [self.cc, "-E", *flags, *incs, *self._learner_flags(None), self.source.name]
+        res = subprocess.run(
+            cmd, cwd=self.src_dir, capture_output=True, text=True, timeout=120, env=dict(os.environ, LC_ALL="C")
+        )
+        if res.returncode != 0:
+            raise CompileError(_compiler_lines(res.stderr + res.stdout, self.source.name, self._strip()))
+        lines = objcheck.learner_lines(res.stdout, self.source.name)
+        hot = sorted(self.api_functions)
+        return ordering.lint(lines, hot, self.source.name), ordering.uses_fences(lines)
+
+    def build(self, sanitizer: str | None) -> Path:
+        """The checks binary for ``sanitizer`` (None: plain), built once.
+        Raises CompileError or :class:`~lowlat.grading.objcheck.Refused`."""
+        if sanitizer in self.binaries:
+            return self.binaries[sanitizer]
+        name = self.source.name
+        mode = sanitizer or "plain"
+        lines = self._preprocess(sanitizer)
+        objcheck.check_source(lines, name)
+        if sanitizer is None:
+            self._plain_lines = lines
+        else:
+            if self._plain_lines is None:
+                self.build(None)
+            assert self._plain_lines is not None
+            objcheck.check_same_code(self._plain_lines, lines, sanitizer, name)
+        obj = self.workdir / f"learner-{mode}.o"
+        res = toolchain.compile_c(
+            [name],
+            obj,
+            sanitizer=sanitizer,
+            extra=[*self._learner_flags(sanitizer), "-c"],
+            includes=[self.ex.folder],
+            cwd=self.src_dir,
+            cc=self.cc,
+            timeout_s=120,
+        )
+        if res.returncode != 0:
+            raise CompileError(_compiler_lines(res.stderr + res.stdout, name, self._strip()))
+        objcheck.check_object(
+            objcheck.read_object(obj),
+            name,
+            api_functions=self.api_functions,
+            api_variables=self.api_variables,
+            extra_allowed=self.ex.allow_symbols,
+            sanitizer=sanitizer,
+        )
+        exe = self.workdir / f"checks-{mode}"
+        sources: list[str | Path] = [obj, self.ex.checks_path, *(toolchain.CSRC / s for s in self.ex.core_sources)]
+        res = toolchain.compile_c(
+            sources,
+            exe,
+            sanitizer=sanitizer,
+            extra=self.ex.cflags,
+            includes=[self.ex.folder, HARNESS_DIR],
+            cwd=self.src_dir,
+            cc=self.cc,
+            timeout_s=120,
+        )
+        if res.returncode != 0:
+            raise CompileError(_compiler_lines(res.stderr + res.stdout, name, self._strip()))
+        self.binaries[sanitizer] = exe
+        return exe
+
+
+def build_c(ex: Exercise, learner: Path, out: Path, sanitizer: str | None = None) -> Path:
+    """The checks binary of ``learner`` for ``sanitizer``, copied to ``out``
+    (see :class:`CBuild`)."""
+    with tempfile.TemporaryDirectory(prefix="lowlat-build-") as tmp:
+        exe = CBuild(ex, learner, Path(tmp)).build(sanitizer)
+        shutil.copy2(exe, out)
+    return out
+
+
+__all__ = ["HARNESS_DIR", "CBuild", "CompileError", "build_c"]
