@@ -41,13 +41,6 @@ def test_find_cycle_finds_a_circle_and_only_one() -> None:
     assert find_cycle({"a"}, {"a": {"a"}}) == ["a", "a"]
 
 
-# The one circle left, owned by the grading package: engine imports
-# pyharness inside a function, pyharness imports engine at its top.  Its test
-# below is a strict xfail: when the circle is gone it passes, fails as XPASS,
-# and this entry goes.
-KNOWN_CIRCLE = ("lowlat.grading.engine", "lowlat.grading.pyharness")
-
-
 def _imports() -> tuple[set[str], dict[str, set[str]]]:
     """Every module of lowlat and the lowlat modules each imports directly
     (top-level and function-level imports alike)."""
@@ -57,15 +50,6 @@ def _imports() -> tuple[set[str], dict[str, set[str]]]:
 
 
 def test_lowlat_has_no_import_circle() -> None:
-    modules, imports_of = _imports()
-    a, b = KNOWN_CIRCLE
-    imports_of[a].discard(b)  # tested on its own below
-    cycle = find_cycle(modules, imports_of)
-    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
-
-
-@pytest.mark.xfail(strict=True, reason="grading.engine <-> grading.pyharness: function-level import, to be removed")
-def test_the_known_grading_circle_is_gone() -> None:
     modules, imports_of = _imports()
     cycle = find_cycle(modules, imports_of)
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])

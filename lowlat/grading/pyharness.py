@@ -50,13 +50,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from lowlat.grading.child import ChildOutcome
 from lowlat.grading.pychild import Learner, Remote, type_name
 from lowlat.grading.pysource import imported_modules, refuses_reference
 from lowlat.grading.pyvalues import HostError, LearnerMutated, LearnerRaised, LearnerStopped
 from lowlat.grading.sandbox import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
-    from lowlat.grading.engine import ChildOutcome, Report
+    from lowlat.grading.report import Report
     from lowlat.grading.spec import Check, Exercise
 
 __all__ = [
@@ -189,8 +190,6 @@ def runner(ex: Exercise, path: Path, workdir: Path, report: Report, limits: Limi
     """The grader's runner for a Python exercise: loads the checks here (once,
     before any learner code runs), copies the learner's file, and returns a
     function running one check in a fresh child."""
-    from lowlat.grading.engine import ChildOutcome
-
     checks = load(ex.checks_path, f"lowlat_checks_{ex.folder.name}")
     src = workdir / "src"
     src.mkdir(parents=True, exist_ok=True)
