@@ -156,9 +156,8 @@ void *ll_pipeline__producer_main(void *arg)
              * happened to earlier ticks (no coordinated omission).  The tick
              * is made before its due time, so the push follows the clock
              * read that found it due. */
-            /* Defined: check_cfg bounds ticks / rate to 31 days, so i * interval
-             * is below 31 days x (clock units per ns: 10 at 10 GHz) ~ 2.7e16,
-             * exact enough in a double and far below 2^64. */
+            /* Defined: check_cfg bounds the schedule to 31 days, so i * interval
+             * < 2.7e16 clock units (10 per ns at 10 GHz), far below 2^64. */
             t.intended = start + (uint64_t)((double)i * interval);
             if (!wait_until(p, t.intended, &now))
                 goto stopped;

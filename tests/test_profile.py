@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -131,9 +132,11 @@ def test_paranoid_is_read_or_none() -> None:
     assert p is None or isinstance(p, int)
 
 
-def test_a_real_short_record_where_perf_may_sample() -> None:
+def test_a_real_short_record_where_perf_may_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A ~0.3 s child under perf (or py-spy where perf is refused): its
-    samples land in the child's own frames.  Skipped where neither works."""
+    samples land in the child's own frames, and perf leaves nothing in the
+    user's build-id cache (~/.debug).  Skipped where neither works."""
+    monkeypatch.setenv("HOME", str(tmp_path))
     code = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < 0.3:\n    sum(range(1000))\n"
     p = profile.record(profile.python_child(code), frequency=499)
     if not p.available:
@@ -146,6 +149,7 @@ def test_a_real_short_record_where_perf_may_sample() -> None:
         assert p.report  # perf report --stdio printed its table
     svg = profile.flamegraph_svg(p.folded, "child")
     assert ET.fromstring(svg) is not None and re.search(r"samples", svg)
+    assert not (tmp_path / ".debug").exists(), "perf filled the build-id cache (perf record without -N)"
 
 
 def test_pyspy_path_where_installed() -> None:

@@ -130,7 +130,7 @@ def probe(timeout_s: float = 10.0, *, sample: bool = False) -> PerfAccess:
         with tempfile.TemporaryDirectory(prefix="lowlat-probe-") as tmp:
             try:
                 res = subprocess.run(
-                    [perf, "record", "-q", "-e", "cpu-clock", "-o", f"{tmp}/p.data", "--", true],
+                    [perf, "record", "-N", "-q", "-e", "cpu-clock", "-o", f"{tmp}/p.data", "--", true],
                     capture_output=True,
                     text=True,
                     timeout=timeout_s,

@@ -162,7 +162,7 @@ def _record_perf(
         data = f"{tmp}/perf.data"
         try:
             res = subprocess.run(
-                [perf, "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", data, "--", *cmd],
+                [perf, "record", "-N", "-q", "-e", "cpu-clock", "-F", str(frequency), "-g", "-o", data, "--", *cmd],
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
@@ -290,7 +290,7 @@ def sched(cmd: list[str], *, timeout_s: float = 120.0) -> Sched:
         data = f"{tmp}/sched.data"
         try:
             res = subprocess.run(
-                [perf, "sched", "record", "-q", "-o", data, "--", *cmd],
+                [perf, "sched", "record", "-N", "-q", "-o", data, "--", *cmd],
                 capture_output=True,
                 text=True,
                 timeout=timeout_s,
