@@ -44,6 +44,18 @@ def _new_exercise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lessons(args: argparse.Namespace) -> int:
+    from tools import lessons
+
+    reports = [lessons.report(p) for p in lessons.resolve(args.paths)]  # every path read before printing
+    print(lessons.table(reports))
+    problems = lessons.course_problems(reports)
+    if args.check and problems:
+        print(f"\nover budget: {len(problems)} {'problem' if len(problems) == 1 else 'problems'} (listed above)")
+        return 1
+    return 0
+
+
 def _notebooks(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or notebooks.all_notebooks()
     for p in paths:  # before executing any: a bad path is known at once
@@ -188,6 +200,9 @@ def _main(argv: list[str]) -> int:
     n = sub.add_parser("notebooks", help="authors: re-execute notebooks in place and normalise them")
     n.add_argument("paths", nargs="*", help="notebooks (default: every one in chapters/, exercises/, solutions/)")
     n.add_argument("--check", action="store_true", help="only check the committed notebooks")
+    le = sub.add_parser("lessons", help="authors: each chapter's lessons, words and stated vs computed time")
+    le.add_argument("paths", nargs="*", help="notebooks or folders (default: every one in chapters/)")
+    le.add_argument("--check", action="store_true", help="exit 1 when a notebook or the course is over budget")
     s = sub.add_parser("sync", help="authors: re-execute the solution notebooks, regenerate exercises/, check all")
     s.add_argument("--chapters", action="store_true", help="re-execute the chapters too (a few minutes)")
     s.add_argument("--force", action="store_true", help="overwrite exercise files that were edited by hand")
@@ -210,6 +225,7 @@ def _main(argv: list[str]) -> int:
         "exercises": _exercises,
         "new-exercise": _new_exercise,
         "notebooks": _notebooks,
+        "lessons": _lessons,
         "sync": _sync,
         "release": _release,
         "grade-class": _grade_class,

@@ -5,8 +5,10 @@
 and normalises their JSON; ``--check`` only verifies what is committed.
 Normalised means: nbformat 4.5, cell ids ``cell-01``, ``cell-02``...,
 notebook metadata reduced to the kernelspec and language, no per-cell
-metadata other than ``tags``, execution counts 1, 2, 3... in order, and no
-machine paths or user names in outputs.
+metadata other than ``tags`` and ``run_s`` (a code cell's run time in
+seconds, two decimals, from the executor's timing record: what
+``python -m tools lessons`` adds to a chapter's computed time), execution
+counts 1, 2, 3... in order, and no machine paths or user names in outputs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import os
 import re
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +44,31 @@ def _scrub(text: str) -> str:
     return re.sub(r"/tmp/[\w.\-/]+", "<tmp>", text)
 
 
+def _when(stamp: object) -> datetime:
+    """An ISO 8601 timestamp as nbclient writes it (``...T12:00:00.123456Z``),
+    read the same on Python 3.10 (no ``Z``, at most 6 fractional digits)."""
+    text = re.sub(r"(\.\d{6})\d+", r"\1", str(stamp))
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+def _run_s(meta: dict[str, Any]) -> float | None:
+    """A code cell's run time (s, two decimals): its ``run_s``, else from
+    nbclient's timing record (``execution``: input received -> reply sent),
+    else None."""
+    kept = meta.get("run_s")
+    if isinstance(kept, (int, float)) and not isinstance(kept, bool) and 0 <= kept < 1e6:
+        return round(float(kept), 2)
+    ex = meta.get("execution")
+    if not isinstance(ex, dict):
+        return None
+    try:
+        start, end = (_when(ex.get(k)) for k in ("iopub.execute_input", "shell.execute_reply"))
+        seconds = (end - start).total_seconds()
+    except (TypeError, ValueError):  # missing, malformed, or one with a zone and one without
+        return None
+    return round(seconds, 2) if 0 <= seconds < 1e6 else None
+
+
 def normalize(nb: dict[str, Any]) -> dict[str, Any]:
     """The notebook in the course's canonical form (see module doc)."""
     nb["nbformat"], nb["nbformat_minor"] = 4, 5
@@ -51,8 +79,10 @@ def normalize(nb: dict[str, Any]) -> dict[str, Any]:
     count = 0
     for i, cell in enumerate(nb["cells"], 1):
         cell["id"] = f"cell-{i:02d}"
-        tags = cell.get("metadata", {}).get("tags")
-        cell["metadata"] = {"tags": tags} if tags else {}
+        meta = cell.get("metadata", {})
+        tags = meta.get("tags")
+        run_s = _run_s(meta) if cell.get("cell_type") == "code" else None
+        cell["metadata"] = ({"tags": tags} if tags else {}) | ({"run_s": run_s} if run_s is not None else {})
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
         if cell["cell_type"] != "code":
@@ -126,6 +156,7 @@ def execute(path: Path, timeout_s: int = 600) -> float:
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         allow_errors=False,
+        record_timing=True,  # metadata.execution timestamps: normalize() keeps each cell's run_s
     ).execute()
     seconds = time.perf_counter() - t0
     write(normalize(nbformat.from_dict(nb)), path)

@@ -1,7 +1,11 @@
 """The decision method (chapter 04): the decision path from a result to its
 suspects (:func:`decide`), and regression gates that let a run's own noise
 decide (:func:`gate`: candidate against baseline, interleaved; :func:`noise_gate`:
-with an A/A pair setting the threshold per metric).  Costs are whatever the
+with an A/A pair setting the threshold per metric).  Both apply the one rule
+of :mod:`lowlat.method.rule`: REGRESSION when the middle half of
+candidate/baseline clears the threshold, IMPROVEMENT when it lies below its
+inverse, "no change beyond noise" when it lies within and holds 1, and
+"cannot decide" otherwise.  Costs are whatever the
 caller measures (ns per op, a P99 in ns); ratios > 1 mean the candidate is
 slower."""
 
@@ -17,7 +21,16 @@ import numpy as np
 from lowlat.core.argcheck import real_arg, str_arg
 from lowlat.core.hist import Histogram
 from lowlat.core.validate import int_arg
+from lowlat.method import rule
 from lowlat.method.interleave import interleave, ratios
+from lowlat.method.rule import EFFECT, NONE, OPPOSITE, AABand, Band, Verdict, fixed_threshold
+
+UNDECIDED_WORD = "cannot decide"
+
+
+def _gate_word(v: Verdict) -> str:
+    """A gate's word for the rule's verdict (ratios > 1: the candidate is slower)."""
+    return {EFFECT: "REGRESSION", OPPOSITE: "IMPROVEMENT", NONE: "no change beyond noise"}.get(v.kind, UNDECIDED_WORD)
 
 
 def _number(value: object, name: str, *, positive: bool = False) -> float:
@@ -138,19 +151,21 @@ class GateResult:
         return float(np.percentile(self.ratios, 25)), float(np.percentile(self.ratios, 75))
 
     @property
+    def decision(self) -> Verdict:
+        """The rule's verdict (:mod:`lowlat.method.rule`) on candidate/baseline,
+        against the fixed threshold 1 + ``threshold``."""
+        return rule.decide(Band.of(self.ratios), fixed_threshold(1 + self.threshold))
+
+    @property
     def verdict(self) -> str:
-        lo, hi = self.spread
-        if lo > 1 + self.threshold:
-            return "REGRESSION"
-        if hi < 1 - self.threshold:
-            return "IMPROVEMENT"
-        return "no change beyond noise"
+        return _gate_word(self.decision)
 
     def format(self) -> str:
         lo, hi = self.spread
         return (
             f"{self.name}: {self.verdict} (candidate/baseline median {self.median:.2f}x, middle half "
-            f"{lo:.2f}-{hi:.2f}x, threshold +-{self.threshold:.0%}, {len(self.ratios)} rounds)"
+            f"{lo:.2f}-{hi:.2f}x, threshold {1 + self.threshold:.2f}x fixed by the caller (no A/A run: noise_gate "
+            f"measures one), {len(self.ratios)} rounds)"
         )
 
 
@@ -222,8 +237,7 @@ class MetricGate:
     @property
     def noise(self) -> float:
         """How far the A/A middle half reaches from 1 (0.08: 8%)."""
-        lo, hi = self.aa_spread
-        return max(hi - 1, 1 - lo, 0.0)
+        return self.aa.noise
 
     @property
     def threshold(self) -> float:
@@ -231,13 +245,19 @@ class MetricGate:
         return self.noise + self.margin
 
     @property
+    def aa(self) -> AABand:
+        """The A/A band (A'/A) and its margin: the rule's threshold."""
+        return AABand(Band.of(self.aa_ratios), self.margin)
+
+    @property
+    def decision(self) -> Verdict:
+        """The rule's verdict (:mod:`lowlat.method.rule`): the same ratios and
+        A/A rounds read by :func:`lowlat.method.readings.compare` give the same."""
+        return rule.decide(Band.of(self.ratios), self.aa.threshold)
+
+    @property
     def verdict(self) -> str:
-        lo, hi = self.spread
-        if lo > 1 + self.threshold:
-            return "REGRESSION"
-        if hi < 1 / (1 + self.threshold):
-            return "IMPROVEMENT"
-        return "no change beyond noise"
+        return _gate_word(self.decision)
 
     def format(self) -> str:
         lo, hi = self.spread
@@ -245,7 +265,8 @@ class MetricGate:
         return (
             f"{self.metric}: {self.verdict} (candidate/baseline median {float(np.median(self.ratios)):.2f}x, "
             f"middle half {lo:.2f}-{hi:.2f}x; A/A middle half {alo:.2f}-{ahi:.2f}x, so the threshold is "
-            f"+{self.threshold:.0%} = noise {self.noise:.0%} + margin {self.margin:.0%})"
+            f"+{self.threshold:.0%} = noise {self.noise:.0%} + margin {self.margin:.0%}"
+            + (f"; {self.decision.why})" if self.decision.why else ")")
         )
 
 
@@ -262,9 +283,13 @@ class NoiseGate:
     @property
     def verdict(self) -> str:
         """REGRESSION if any metric regressed; else IMPROVEMENT if any
-        improved; else no change beyond noise."""
+        improved; else "cannot decide" if any metric could not be decided;
+        else no change beyond noise."""
         v = [g.verdict for g in self.metrics.values()]
-        return "REGRESSION" if "REGRESSION" in v else ("IMPROVEMENT" if "IMPROVEMENT" in v else v[0])
+        for word in ("REGRESSION", "IMPROVEMENT", UNDECIDED_WORD):
+            if word in v:
+                return word
+        return v[0]
 
     def format(self) -> str:
         return f"{self.name} ({self.rounds} rounds): {self.verdict}\n" + "\n".join(

@@ -3,8 +3,10 @@ that run's numbers, never written in advance.
 
 A chapter's prose explains the mechanism and *predicts*; the outcome is
 printed by :func:`compare` (two contenders measured interleaved, their
-per-round ratio and its spread, and a verdict that says plainly when this
-run did not show the expected effect and the likely reasons) or by
+per-round ratio and its band, the threshold the band had to clear and where
+that threshold came from, and the verdict of chapter 04a's rule,
+:mod:`lowlat.method.rule`: an effect, the opposite, none beyond the
+threshold, or "cannot decide" with what would decide it) or by
 :func:`check_guess` (the learner's own prediction against the result).
 :func:`conditions` names what on this machine, during this run, can hide
 or inflate an effect: one usable CPU, a CPU quota, SMT siblings, other
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,21 @@ from lowlat.core.argcheck import bool_arg, real_arg, str_arg
 from lowlat.machine import Machine, machine
 from lowlat.machine.topology import Load
 from lowlat.method.interleave import median, ratios
+from lowlat.method.rule import (
+    EFFECT,
+    MARGIN,
+    NONE,
+    OPPOSITE,
+    UNDECIDED,
+    AABand,
+    Band,
+    aa_band,
+    decide,
+    fixed_threshold,
+    own_threshold,
+)
+
+ONE_CPU = "only one usable CPU"  # how conditions() begins that sentence; a reading then names two CPUs
 
 
 def _fmt(x: float, unit: str) -> str:
@@ -33,9 +49,14 @@ def _fmt(x: float, unit: str) -> str:
         return "n/a"
     if abs(x) >= 1e15 or (0 < abs(x) < 1e-6):  # beyond what digits can say readably
         return f"{x:.3g} {unit}".rstrip()
-    if unit in ("ns", "us", "ms") or abs(x) >= 100:
+    if (unit in ("ns", "us", "ms") and abs(x) >= 10) or abs(x) >= 100:
         return f"{x:,.0f} {unit}".rstrip()
     return f"{x:.3g} {unit}".rstrip()
+
+
+def _n(r: float) -> str:
+    """A ratio without its x: two decimals, or three significant digits."""
+    return f"{r:,.2f}" if r < 1e6 else f"{r:.3g}"
 
 
 def _x(r: float) -> str:
@@ -66,13 +87,6 @@ def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
     return label, out
 
 
-def _quartiles(xs: Sequence[float]) -> tuple[float, float]:
-    if len(xs) < 2:
-        return xs[0], xs[0]
-    q = statistics.quantiles(xs, n=4, method="inclusive")
-    return q[0], q[2]
-
-
 def conditions(
     m: Machine | None = None,
     *,
@@ -100,7 +114,7 @@ def conditions(
     m = m or machine()
     out = []
     if two_threads and m.usable_cpus < 2:
-        out.append("only one usable CPU: both threads took turns on it")
+        out.append(f"{ONE_CPU}: both threads took turns on it")
     if two_threads and math.isfinite(m.quota_cpus) and m.quota_cpus < 2:
         out.append(f"a CPU quota of {m.quota_cpus:g} CPU throttled the threads")
     for when, load in (("before", before), ("during", after)):
@@ -118,8 +132,11 @@ def conditions(
 @dataclass(frozen=True)
 class Reading:
     """What a comparison showed: ``ratio`` is how many times better
-    ``better`` was (median of per-round ratios), ``low``/``high`` the middle
-    half of the rounds, ``shown`` whether the expected effect appeared."""
+    ``expected_better`` was (median of per-round ratios; < 1: worse),
+    ``low``/``high`` the middle half of the rounds, ``shown`` whether the
+    rule called the predicted effect, ``threshold`` the factor the band had
+    to clear and ``origin`` where it came from, ``verdict`` the rule's
+    kind (``effect``, ``opposite``, ``none``, ``undecided``)."""
 
     text: str
     ratio: float
@@ -127,9 +144,33 @@ class Reading:
     high: float
     shown: bool
     reasons: list[str] = field(default_factory=list)
+    threshold: float = math.nan
+    origin: str = ""
+    verdict: str = ""
+
+    @property
+    def decided(self) -> bool:
+        return self.verdict != UNDECIDED
 
     def __str__(self) -> str:
         return self.text
+
+
+def _aa(aa: Any, margin: float) -> AABand:
+    if isinstance(aa, AABand):
+        return aa
+    if isinstance(aa, (tuple, list)) and len(aa) == 2:
+        return aa_band(aa[0], aa[1], margin=margin)
+    raise TypeError(
+        f"aa must be an A/A band (lowlat.method.interleave.interleave_aa) or a pair (A rounds, A' rounds), "
+        f"got {type(aa).__name__} {aa!r:.60}"
+    )
+
+
+def _decider(n: int, reasons: Sequence[str]) -> str:
+    if any(r.startswith(ONE_CPU) for r in reasons):
+        return "two usable CPUs"
+    return f"{max(2 * n, 9)}+ or longer rounds"
 
 
 def compare(
@@ -139,27 +180,42 @@ def compare(
     *,
     unit: str = "ns",
     lower_is_better: bool = True,
-    threshold: float = 1.15,
+    aa: AABand | tuple[Sequence[float], Sequence[float]] | None = None,
+    margin: float = MARGIN,
+    threshold: float | None = None,
     reasons: Sequence[str] = (),
 ) -> Reading:
-    """Reads two interleaved series (one value per round, same rounds):
-    ``expected_better`` is the contender the chapter predicts to win.  The
-    effect counts as shown when its median per-round ratio exceeds
-    ``threshold`` AND the lower quartile of the ratios is above 1 (it won in
-    most rounds) AND the two series' medians point the same way.  ``reasons``: conditions of this run (see
-    :func:`conditions`) to name when the effect did not show."""
+    """Reads two interleaved series (one value per round, same rounds) by
+    chapter 04a's rule (:mod:`lowlat.method.rule`): ``expected_better`` is
+    the contender the chapter predicts to win.  The predicted effect is
+    shown when the middle half of the per-round ratios clears the
+    threshold and the two series' medians point the same way.
+
+    The threshold comes from ``aa``, this run's A/A band (an
+    :class:`~lowlat.method.rule.AABand` from
+    :func:`lowlat.method.interleave.interleave_aa`, or the pair
+    ``(A rounds, A' rounds)``): 1 + its reach from 1 + ``margin``.  Without
+    ``aa``, from the comparison's own rounds (their reach from their median,
+    + ``margin``).  ``threshold`` (a number >= 1) is the old form: kept for
+    the chapters that still pass one, printed as fixed by the caller.  The
+    reading always prints its threshold and origin; when it cannot decide
+    it says what would.  ``reasons``: this run's conditions
+    (:func:`conditions`), named when the effect did not show."""
     str_arg(what, "what")
     name_a, a = _series(expected_better, "expected_better", what)
     name_b, b = _series(other, "other", what)
     str_arg(unit, "unit")
     lower_is_better = bool_arg(lower_is_better, "lower_is_better")
-    threshold = real_arg(threshold, "threshold", minimum=1.0, maximum=1e6)
+    margin = real_arg(margin, "margin", minimum=0.0, maximum=1.0)
+    if threshold is not None and aa is not None:
+        raise ValueError(f"{what}: give aa (the A/A band) or threshold, not both: the A/A band sets the threshold")
     if (
         isinstance(reasons, (str, bytes))
         or not hasattr(reasons, "__iter__")
         or not all(isinstance(r, str) for r in reasons)
     ):
         raise TypeError(f"reasons must be a list of sentences (strings), got {reasons!r:.80}")
+    reasons = list(reasons)
     if len(a) != len(b) or not a:
         raise ValueError(
             f"{what}: expected_better and other must be non-empty series of equal length, got {len(a)} and {len(b)}"
@@ -171,55 +227,42 @@ def compare(
             f"{what}: a round's ratio of the two series overflows (values {min(a + b):g} to {max(a + b):g}): "
             "give them in a unit that keeps them within a factor of 1e300"
         )
-    ratio = median(per_round)
-    lo, hi = _quartiles(per_round)
-    med_a, med_b = median(a), median(b)
-    word = "faster" if unit not in ("", "x") else "better"
-    measured = (
-        f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians of {len(a)} interleaved rounds)"
-    )
-    # The medians of the two series must point the same way as the per-round
-    # ratios: when they do not, a few rounds in another regime decided one of
-    # them, and neither says which contender was faster.
-    agree = med_a < med_b if lower_is_better else med_a > med_b
-    shown = ratio > threshold and lo > 1.0 and agree
-    if shown:
-        verdict = (
-            f"{name_a} was {_x(ratio)} {word} (middle half of the rounds {_x(lo)}-{_x(hi)}): the predicted effect."
-        )
-    elif ratio > threshold and lo > 1.0:
-        verdict = (
-            f"{name_a} was {_x(ratio)} {word} in most rounds (middle half {_x(lo)}-{_x(hi)}), but the medians "
-            "of the two series point the other way: not a clear effect in this run"
-        )
-    elif ratio > threshold:
-        verdict = (
-            f"{name_a} was {_x(ratio)} {word} in the median round, but the rounds disagree (middle half "
-            f"{_x(lo)}-{_x(hi)}: in some it lost): not a clear effect in this run"
-        )
-    elif ratio >= 1 / threshold:
-        verdict = (
-            f"no clear difference in this run ({_x(ratio)}, middle half {_x(lo)}-{_x(hi)}): the predicted effect "
-            "did not show"
-        )
-    elif hi < 1.0:
-        verdict = (
-            f"{name_b} was {_x(1 / ratio)} {word} here (middle half {_x(1 / hi)}-{_x(1 / lo)}), against the prediction"
-        )
+    band = Band.of(per_round)
+    if aa is not None:
+        thr = _aa(aa, margin).threshold
+    elif threshold is not None:
+        thr = fixed_threshold(threshold)
     else:
-        verdict = (
-            f"{name_b} was {_x(1 / ratio)} {word} in the median round, but the rounds disagree (middle half "
-            f"{_x(1 / hi)}-{_x(1 / lo)}: in some it lost): not a clear effect in this run"
-        )
-    if not shown:
-        why = list(reasons)
-        verdict += (
-            "; likely because " + "; ".join(why) + "."
-            if why
-            else ". Nothing unusual was detected about this run: run it again, and if it repeats, this machine "
-            "does not show the effect at this size."
-        )
-    return Reading(f"{measured}\n  -> {verdict}", ratio, lo, hi, shown, list(reasons))
+        thr = own_threshold(band, margin=margin)
+    med_a, med_b = median(a), median(b)
+    # The medians of the two series must point the same way as the per-round
+    # ratios: when they do not, a few rounds in another regime decided one of them.
+    a_won = med_a < med_b if lower_is_better else med_a > med_b
+    b_won = med_b < med_a if lower_is_better else med_b > med_a
+    agree = a_won if band.median > 1 else (b_won if band.median < 1 else None)
+    v = decide(band, thr, medians_agree=agree)
+    word = "faster" if unit not in ("", "x") else "better"
+    measured = f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians, {len(a)} rounds)"
+    lead, shown_band = (name_a, band) if band.median >= 1 else (name_b, band.inverted())
+    seen = f"{lead} {_x(shown_band.median)} {word} [{_n(shown_band.low)}-{_n(shown_band.high)}], {thr.describe()}"
+    verdict = {
+        EFFECT: "an effect, as predicted.",
+        OPPOSITE: "an effect, against the prediction.",
+        NONE: "no effect beyond it, not as predicted.",
+    }.get(v.kind) or f"cannot decide ({v.why}); {_decider(len(a), reasons)} would decide."
+    if v.kind != EFFECT and reasons:
+        verdict += " Likely because " + "; ".join(reasons) + "."
+    return Reading(
+        f"{measured}\n  -> {seen}: {verdict}",
+        band.median,
+        band.low,
+        band.high,
+        v.kind == EFFECT,
+        reasons,
+        thr.factor,
+        thr.origin,
+        v.kind,
+    )
 
 
 def check_guess(guess: float | None, measured: float, what: str, unit: str = "") -> str:
@@ -253,4 +296,4 @@ def check_guess(guess: float | None, measured: float, what: str, unit: str = "")
     return f"{what}: measured {shown}, you guessed {guessed}: the result is {text} {direction}"
 
 
-__all__ = ["Reading", "check_guess", "compare", "conditions"]
+__all__ = ["ONE_CPU", "AABand", "Reading", "aa_band", "check_guess", "compare", "conditions"]
