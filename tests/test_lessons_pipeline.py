@@ -104,3 +104,39 @@ def test_omission_on_one_cpu_shows_the_same_mechanism() -> None:
     o = on_one_cpu(_omission_small)
     assert o.one_cpu and o.shown and o.ratio > 5 * o.threshold, o.reading()
     assert "one usable CPU" in o.reading()
+
+
+# ---- 2. a P99-only regression -----------------------------------------------------------------
+
+
+def _tail_small() -> Any:
+    from lowlat.experiments.tail_gate import tail_regression
+
+    return tail_regression(50.0, 0.015, rate=20_000.0, seconds=0.1, rounds=3)
+
+
+def test_tail_regression_parameters_are_checked() -> None:
+    from lowlat.experiments.tail_gate import tail_regression
+
+    with pytest.raises(ValueError, match="fraction"):
+        tail_regression(fraction=0.5)
+    with pytest.raises(ValueError, match="slow_us"):
+        tail_regression(slow_us=0.0)
+    with pytest.raises(ValueError, match="rounds"):
+        tail_regression(rounds=2)
+
+
+def _tail_outcome(r: Any) -> None:
+    text = r.reading()
+    assert "threshold is" in text and r.p50.verdict != "REGRESSION", text
+    # Shown, or (a machine busy with other work) the A/A rounds were too noisy to decide, and it says so.
+    assert r.lesson_shown or ("did not catch" in text and r.p99.noise > 0.2), text
+
+
+@TWO
+def test_tail_regression_passes_the_p50_gate_and_fails_the_p99_gate() -> None:
+    _tail_outcome(_tail_small())
+
+
+def test_tail_regression_on_one_cpu() -> None:
+    _tail_outcome(on_one_cpu(_tail_small))
