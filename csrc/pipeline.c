@@ -14,6 +14,7 @@
 #include "ll_stamp.h"
 #include "ll_util.h"
 #include "pipeline_impl.h"
+#include "pipeline_inject.h"
 #include "pool_inline.h"
 #include "slotring_inline.h"
 #include "spsc_inline.h"
@@ -27,28 +28,6 @@ static inline bool push_tick(struct handoff *h, const ll_tick *t)
 static inline bool pop_tick(struct handoff *h, ll_tick *t)
 {
     return h->slots ? ll_slotring_pop(&h->r, t, sizeof *t) : ll_spsc__pop1(h->q, t, sizeof *t);
-}
-
-/* A stop asked for this run or for every long call (Ctrl-C, stop.h).
- * relaxed: the flag carries no data, only a request to end soon; what a
- * stopped thread leaves behind is ordered by the join that follows. */
-static inline bool stop_asked(struct control *ctl)
-{
-    return ll_stop_requested() || atomic_load_explicit(&ctl->stop, memory_order_relaxed);
-}
-
-/* Busy work standing in for a stage's computation: spins on the clock.  It
- * ends early on a stop request, so a stopped run drains its ring quickly. */
-static void busy_ns(uint64_t ns, struct control *ctl)
-{
-    if (ns == 0)
-        return;
-    uint64_t end = ll_now_ns() + ns;
-    for (unsigned n = 1; ll_now_ns() < end; n++) {
-        if (n % POLL_BUSY == 0 && stop_asked(ctl))
-            return;
-        ll_compiler_barrier();
-    }
 }
 
 /* The producer's bookkeeping of the ring's occupancy: the interval's and the
@@ -144,7 +123,8 @@ void *ll_pipeline__producer_main(void *arg)
         if (i % POLL_TICKS == 0) {
             if (producer_poll(p))
                 break;
-            sample_occupancy(p, i - dropped); /* ticks 0..i-1 were pushed or dropped */
+            inject_producer_pause(&c->inject, i, p->ctl); /* one compare when off, here only every 64 ticks */
+            sample_occupancy(p, i - dropped);             /* ticks 0..i-1 were pushed or dropped */
         }
         mid += ((double)(ll_rng_next(&rng) >> 11) * 0x1.0p-53 - 0.5) * 0.01; /* a random walk */
         t.seq = i + 1;
@@ -239,6 +219,8 @@ struct consumer_loop {
     uint64_t hold; /* hold_ns in stamp units */
     size_t held_n, held_head;
     double ema, inv_prev_mid, checksum; /* inv_prev_mid: 1 / the previous mid, 0 before the first */
+    int inject;                         /* some consumer-side fault is asked for (pipeline_inject.h) */
+    struct inject_state inj;
     uint64_t waits;
     unsigned spins;
 };
@@ -281,6 +263,8 @@ static inline __attribute__((always_inline)) uint64_t run_stages(struct consumer
     f->seq = t->seq;
     f->bid = t->bid;
     f->ask = t->ask;
+    if (L->inject) /* the one branch the faults cost per tick; predicted, as it never changes */
+        busy_ns(inject_consumer_ns(&c->inject, &L->inj, t->seq), k->ctl);
     if (L->stamps) {
         busy_ns(c->work_ns[0], k->ctl);
         end[0] = ll_stamp_after(L->clk);
@@ -342,7 +326,11 @@ void *ll_pipeline__consumer_main(void *arg)
     k->pinned = ll_pin_if(c->pair.consumer_cpu);
     if (!ll_duo_arrive(k->duo))
         return NULL;
-    struct consumer_loop L = {.c = c, .clk = k->clk, .intervals = k->iv[0] != NULL};
+    struct consumer_loop L = {.c = c,
+                              .clk = k->clk,
+                              .intervals = k->iv[0] != NULL,
+                              .inject = inject_consumer_on(&c->inject),
+                              .inj = {.rng = 0x51077ull}};
     for (int i = 0; i < LL_PIPELINE_STAGES; i++)
         L.stamps |= c->work_ns[i] != 0;
     L.pop_stamp = L.stamps || c->hold_ns; /* held objects are released against the pop's time */

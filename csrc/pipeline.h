@@ -47,6 +47,23 @@ enum ll_stamp_clock {
 
 #define LL_PIPELINE_STAGES 4 /* parse, features, risk, encode */
 
+/* Faults injected on purpose, for the course's demonstrations (coordinated
+ * omission, a P99-only regression, the watermark, drift).  All zero: none,
+ * and the cost is one predictable branch per consumer tick and none per
+ * producer tick (the producer checks its pause every 64 ticks, where it
+ * already polls).  Injected work is a spin on the clock at the start of the
+ * parse stage (so a stage breakdown puts it in parse); a stop ends it early. */
+typedef struct {
+    uint64_t stall_ns;      /* the consumer stops taking ticks this long (0: never) ... */
+    uint64_t stall_every;   /* ... before every tick whose seq is a multiple of this (0: see stall_at) */
+    uint64_t stall_at;      /* ... or once, before tick seq stall_at (0: never; stall_every wins) */
+    uint64_t slow_ns;       /* a rare slow path: this much extra work (0: the draw alone) ... */
+    uint32_t slow_ppm;      /* ... on this many ticks per million (0..1e6), drawn with a fixed seed */
+    uint64_t grow_ns_per_s; /* growing work: this many ns more per tick per second since the first tick */
+    uint64_t pause_ns;      /* the producer makes no tick this long (0: never) ... */
+    uint64_t pause_at;      /* ... before tick seq pause_at, rounded down to 64k + 1 (1, 65, 129 ...) */
+} ll_pipeline_inject;
+
 typedef struct {
     uint64_t ticks;         /* ticks the producer makes, >= 1 */
     int producer_mode;      /* enum ll_producer_mode */
@@ -63,6 +80,7 @@ typedef struct {
     uint64_t work_ns[LL_PIPELINE_STAGES]; /* synthetic busy work per stage, ns (0: none) */
     int handoff;                          /* enum ll_handoff */
     int clock;                            /* enum ll_stamp_clock */
+    ll_pipeline_inject inject;            /* injected faults (all 0: none) */
 } ll_pipeline_cfg;
 
 /* One processed tick, one cache line.  Times are CLOCK_MONOTONIC ns (with

@@ -125,6 +125,8 @@ struct consumer {
 enum { POLL_TICKS = 64, POLL_WAITS = 64, POLL_BUSY = 256 };
 /* The longest open-loop schedule (s), as lowlat.core.pipeline.MAX_SCHEDULE_S: see check_cfg. */
 #define LL_PIPELINE_MAX_SCHEDULE_S (31.0 * 86400.0)
+/* The longest injected stall, slow path or pause (ns): 10 s. */
+#define LL_INJECT_MAX_NS 10000000000ull
 
 /* A run: everything its threads touch, in one allocation that starts on a
  * line pair (ll_alloc_lines), so each aligned block below has its lines. */

@@ -38,6 +38,12 @@ static int check_cfg(const ll_pipeline_cfg *c, const ll_pipeline_sample *samples
     if ((c->sample_mode != LL_SAMPLES_PREALLOCATED && c->sample_mode != LL_SAMPLES_GROWING) ||
         (c->sample_capacity > 0 && samples == NULL))
         return LL_EINVAL;
+    /* The faults: each length at most LL_INJECT_MAX_NS (sums stay far inside
+     * uint64), growth at most 1 ms per second, a probability in ppm. */
+    const ll_pipeline_inject *in = &c->inject;
+    if (in->stall_ns > LL_INJECT_MAX_NS || in->slow_ns > LL_INJECT_MAX_NS || in->pause_ns > LL_INJECT_MAX_NS ||
+        in->grow_ns_per_s > 1000000u || in->slow_ppm > 1000000u)
+        return LL_EINVAL;
     return LL_OK;
 }
 

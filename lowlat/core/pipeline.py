@@ -40,6 +40,7 @@ from lowlat.core.pipeline_config import (
     c_config,
     resolve_config,
 )
+from lowlat.core.pipeline_faults import Faults
 from lowlat.core.pipeline_live import Interval, Running, Snapshot, start
 from lowlat.core.pipeline_result import SAMPLE_DTYPE, PipelineResult, check_sample_layout, result_from_c
 from lowlat.core.stop import Interrupted, stoppable
@@ -104,6 +105,8 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
     cfg = resolve_config(config, changes)
     if cfg.producer != "open":
         raise ValueError("floor() needs an open-loop config (producer='open'): the floor is measured on a schedule")
+    if cfg.faults.any:
+        raise ValueError("floor() injects no faults (it has no consumer work): give it a config with faults=Faults()")
     if "sleep" in (cfg.producer_wait, cfg.consumer_wait):
         raise ValueError("floor() cannot wait by sleeping (a 1 us nap would be what it measures): use another wait")
     c = ffi.new(
@@ -144,6 +147,7 @@ __all__ = [
     "SAMPLE_DTYPE",
     "STAGES",
     "WAITS",
+    "Faults",
     "FloorResult",
     "Interval",
     "PipelineConfig",

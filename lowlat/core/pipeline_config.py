@@ -8,12 +8,13 @@ allowed), the limits a config may ask for, and the C struct it becomes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lowlat.core._lib import ffi, lib
 from lowlat.core.affinity import cpu_pair
 from lowlat.core.hist import HOUR_NS
+from lowlat.core.pipeline_faults import Faults
 from lowlat.core.validate import int_arg, power_of_two
 from lowlat.core.wait import WAITS
 
@@ -65,7 +66,9 @@ class PipelineConfig:
       the slot it reads, one cache-line transfer per tick) or "cursors" (the
       SPSC ring of chapter 03: the producer's cursor, then the slot);
     - ``clock``: "tsc" (the timestamp counter where invariant, else the
-      monotonic clock) or "monotonic" (clock_gettime for every stamp).
+      monotonic clock) or "monotonic" (clock_gettime for every stamp);
+    - ``faults``: faults injected on purpose (:class:`~lowlat.core.pipeline_faults.Faults`:
+      a consumer stall, a rare slow path, growing work, a producer pause).
 
     A run may last at most :data:`MAX_RUN_S` seconds by its schedule
     (ticks / rate) and by its busy work (ticks x sum(work_ns)).
@@ -86,6 +89,7 @@ class PipelineConfig:
     work_ns: tuple[int, int, int, int] = (0, 0, 0, 0)
     handoff: str = "slots"
     clock: str = "tsc"
+    faults: Faults = field(default_factory=Faults)
 
     def validate(self, *, background: bool = False) -> PipelineConfig:
         """Checks every field; returns self.  Raises ValueError/TypeError
@@ -145,6 +149,16 @@ class PipelineConfig:
                 f"work_ns {tuple(self.work_ns)} for each of {self.ticks:,} ticks is {work_s:,.0f} s of busy work; "
                 f"at most {MAX_RUN_S:g} s is allowed (less work per stage, or fewer ticks)"
             )
+        if not isinstance(self.faults, Faults):
+            raise TypeError(f"faults must be a Faults (lowlat.core.pipeline.Faults), got {type(self.faults).__name__}")
+        self.faults.validate()
+        span_s = self.ticks / self.rate if self.producer == "open" else work_s
+        fault_s = self.faults.work_s(self.ticks, span_s)
+        if not background and fault_s > MAX_RUN_S:
+            raise ValueError(
+                f"faults ({self.faults.describe()}) over {self.ticks:,} ticks are about {fault_s:,.0f} s of injected "
+                f"work; at most {MAX_RUN_S:g} s is allowed (shorter or rarer faults, or fewer ticks)"
+            )
         return self
 
     @property
@@ -159,9 +173,10 @@ class PipelineConfig:
             if self.producer_wait == self.consumer_wait
             else f"{self.producer_wait}/{self.consumer_wait}"
         )
+        faults = self.faults.describe()
         return (
             f"{load}, {wait}, {pin}, {self.samples} samples, full: {self.when_full}, "
-            f"{self.handoff} hand-off, {self.clock} stamps"
+            f"{self.handoff} hand-off, {self.clock} stamps" + (f"; injected: {faults}" if faults else "")
         )
 
 
@@ -206,6 +221,7 @@ def c_config(cfg: PipelineConfig) -> Any:
             "work_ns": list(cfg.work_ns),
             "handoff": HANDOFFS[cfg.handoff],
             "clock": CLOCKS[cfg.clock],
+            "inject": cfg.faults.c_fields(),
         },
     )
 
@@ -218,6 +234,7 @@ __all__ = [
     "MAX_RUN_S",
     "MAX_TICKS",
     "STAGES",
+    "Faults",
     "PipelineConfig",
     "c_config",
     "check_choice",

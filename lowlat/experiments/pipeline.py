@@ -7,6 +7,7 @@ chapter imports one module: ``from lowlat.experiments import pipeline as pl``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from lowlat.core.affinity import cpu_count
@@ -19,6 +20,7 @@ from lowlat.core.pipeline import (
     MAX_TICKS,
     SAMPLE_DTYPE,
     STAGES,
+    Faults,
     FloorResult,
     Interval,
     PipelineConfig,
@@ -48,6 +50,7 @@ __all__ = [
     "SAMPLE_DTYPE",
     "SOURCE_CAPACITY",
     "STAGES",
+    "Faults",
     "FloorResult",
     "Interval",
     "PipelineConfig",
@@ -56,6 +59,7 @@ __all__ = [
     "Snapshot",
     "best_config",
     "check_sample_layout",
+    "demo_config",
     "floor",
     "run",
     "seed_config",
@@ -93,6 +97,20 @@ def best_config(ticks: int = 200_000, rate: float = 200_000.0) -> PipelineConfig
             ticks=ticks, rate=rate, producer_wait="yield", consumer_wait="yield", cpus=None
         ).validate()
     return PipelineConfig(ticks=ticks, rate=rate, cpus=cpus).validate()
+
+
+def demo_config(ticks: int, rate: float, **changes: Any) -> PipelineConfig:
+    """The pipeline of the injected-fault demonstrations (chapters 04a, 05,
+    05b): open loop at ``rate`` ticks/s, yielding on both sides, unpinned,
+    no raw samples kept, then ``changes``.  Not the fastest settings, the
+    steadiest: on a machine shared with other work, spinning threads pinned
+    to CPUs that others use are preempted for milliseconds at a time, stalls
+    of the very kind a demonstration injects, which blur it; yielding,
+    unpinned threads leave the scheduler room to place them."""
+    base = PipelineConfig(
+        ticks=ticks, rate=rate, producer_wait="yield", consumer_wait="yield", cpus=None, sample_capacity=0
+    )
+    return replace(base, **changes).validate()
 
 
 def run(config: PipelineConfig | None = None, **changes: Any) -> PipelineResult:

@@ -1,0 +1,123 @@
+"""The ring's high-watermark (chapter 05b's lesson), on the real C pipeline:
+a consumer stall of S seconds at R ticks/s leaves about S x R ticks in the
+ring (bounded by its capacity); a producer pause leaves the ring empty
+instead: the open loop then sends the overdue ticks at once (they count as
+late sends), a burst the consumer drains as it comes.
+
+The watermark is sampled by the producer every 64 ticks (exact when the ring
+is full), so a peak may read up to 64 ticks low.  Faults are injected
+(:class:`lowlat.core.pipeline.Faults`); the pipeline is
+:func:`lowlat.experiments.pipeline.demo_config`.  Counts in ticks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lowlat.core.affinity import usable_cpus
+from lowlat.core.argcheck import real_arg
+from lowlat.core.pipeline import Faults, PipelineConfig
+from lowlat.core.validate import int_arg, power_of_two
+from lowlat.experiments.pipeline import demo_config, start
+
+SAMPLE_EVERY = 64  # the producer samples the occupancy every 64 ticks
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """Three runs' watermarks (ticks): none injected (``quiet``), a consumer
+    stall (``stalled``), a producer pause (``paused``, with its ``late``
+    sends); ``predicted`` = min(capacity, stall x rate).  A reading may lie
+    up to 64 ticks below it (the sampling step) and above it by the quiet
+    run's own watermark (the machine's own stalls: preemptions)."""
+
+    stall_ms: float
+    pause_ms: float
+    rate: float
+    capacity: int
+    quiet: int
+    stalled: int
+    paused: int
+    late: int
+    one_cpu: bool
+
+    @property
+    def predicted(self) -> int:
+        return min(self.capacity, round(self.stall_ms / 1e3 * self.rate))
+
+    @property
+    def tolerance(self) -> int:
+        """How far below the prediction a reading may be: the sampling step,
+        or 0 when the ring filled (exact there)."""
+        return 0 if self.predicted >= self.capacity else SAMPLE_EVERY
+
+    @property
+    def stall_matches(self) -> bool:
+        return self.predicted - self.tolerance <= self.stalled <= self.predicted + max(self.quiet, SAMPLE_EVERY)
+
+    def reading(self) -> str:
+        """Measured vs predicted, with the tolerance used."""
+        bound = " (the ring's capacity: it filled)" if self.predicted >= self.capacity else ""
+        verdict = "as predicted" if self.stall_matches else "NOT as predicted"
+        lines = [
+            f"watermark, quiet run: {self.quiet:,} ticks; a {self.stall_ms:g} ms consumer stall at "
+            f"{self.rate:,.0f}/s: {self.stalled:,} measured vs {self.predicted:,} predicted{bound} "
+            f"(stall x rate; tolerance -{self.tolerance}: sampled every {SAMPLE_EVERY} ticks, "
+            f"+{max(self.quiet, SAMPLE_EVERY)}: the quiet run's own): "
+            f"{verdict}",
+            f"a {self.pause_ms:g} ms producer pause: watermark {self.paused:,}, {self.late:,} late sends: the ring "
+            "stays near empty while nothing is made; the overdue ticks then go out at once"
+            + (
+                f", a burst that filled it to {self.paused:,}"
+                if self.paused > self.quiet + SAMPLE_EVERY
+                else ", a burst the consumer kept up with"
+            ),
+        ]
+        if self.one_cpu:
+            lines.append(
+                "  one usable CPU: the stalled consumer spins on the CPU the producer needs, so fewer than stall x "
+                "rate ticks are made during the stall: the watermark rises, by less than predicted"
+            )
+        return "\n".join(lines)
+
+
+def _watermark(cfg: PipelineConfig) -> tuple[int, int]:
+    r = start(cfg)
+    res = r.join()
+    return r.snapshot().watermark, res.late_sends
+
+
+def watermark(
+    stall_ms: float = 20.0,
+    *,
+    rate: float = 20_000.0,
+    capacity: int = 4096,
+    pause_ms: float | None = None,
+    seconds: float = 0.5,
+) -> Watermark:
+    """Three runs at ``rate`` ticks/s (1,000-200,000) for ``seconds``
+    (0.05-60) with a ring of ``capacity`` ticks (a power of two, 64-65,536):
+    quiet, a consumer stall of ``stall_ms`` (0.5-1,000 ms, at most a fifth of
+    the run) and a producer pause of ``pause_ms`` (default: as the stall),
+    each at the middle tick."""
+    stall_ms = real_arg(stall_ms, "stall_ms", minimum=0.5, maximum=1_000.0)
+    pause_ms = stall_ms if pause_ms is None else real_arg(pause_ms, "pause_ms", minimum=0.5, maximum=1_000.0)
+    rate = real_arg(rate, "rate", minimum=1_000.0, maximum=200_000.0)
+    seconds = real_arg(seconds, "seconds", minimum=0.05, maximum=60.0)
+    if max(stall_ms, pause_ms) / 1e3 > seconds / 5:
+        raise ValueError(f"stall_ms/pause_ms are more than a fifth of the run ({seconds:g} s): run longer")
+    capacity = power_of_two(capacity, "capacity")
+    int_arg(capacity, "capacity", minimum=64, maximum=65_536)
+    ticks = max(1, round(rate * seconds))
+    mid = ticks // 2
+    quiet, _ = _watermark(demo_config(ticks, rate, capacity=capacity))
+    stalled, _ = _watermark(
+        demo_config(ticks, rate, capacity=capacity, faults=Faults(stall_ns=round(stall_ms * 1e6), stall_at=mid))
+    )
+    paused, late = _watermark(
+        demo_config(ticks, rate, capacity=capacity, faults=Faults(pause_ns=round(pause_ms * 1e6), pause_at=mid))
+    )
+    return Watermark(stall_ms, pause_ms, rate, capacity, quiet, stalled, paused, late, len(usable_cpus()) < 2)
+
+
+__all__ = ["SAMPLE_EVERY", "Watermark", "watermark"]

@@ -1,0 +1,179 @@
+"""The pipeline's demonstrations (issue 23: chapters 04a, 05, 05b), at small
+sizes: each shows its mechanism in the predicted direction with a margin
+over its own A/A threshold, and its one-CPU outcome in a child pinned to
+one CPU.  No fixed time is asserted."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from lowlat.core.affinity import usable_cpus
+from lowlat.core.pipeline import Faults, PipelineConfig
+from lowlat.experiments import pipeline as pl
+from lowlat.experiments.omission import coordinated_omission
+
+TWO = pytest.mark.skipif(len(usable_cpus()) < 2, reason="needs two usable CPUs")
+
+
+def _child(fn: Callable[[], Any], q: Any) -> None:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    try:
+        q.put(("ok", fn()))
+    except BaseException as exc:  # the parent reports it
+        q.put(("error", repr(exc)))
+
+
+def on_one_cpu(fn: Callable[[], Any]) -> Any:
+    """``fn()`` in a child process pinned to one CPU (a fork: ``fn`` may be local)."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no sched_setaffinity on this OS")
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(fn, q))
+    p.start()
+    status, value = q.get(timeout=120)
+    p.join(30)
+    assert status == "ok", value
+    return value
+
+
+# ---- the faults' knobs ----------------------------------------------------------------------
+
+
+def test_faults_are_validated_with_one_line_errors() -> None:
+    with pytest.raises(ValueError, match="stall_ns"):
+        Faults(stall_ns=-1).validate()
+    with pytest.raises(ValueError, match="slow_ppm"):
+        Faults(slow_ppm=1_000_001).validate()
+    with pytest.raises(TypeError, match="grow_ns_per_s"):
+        Faults(grow_ns_per_s=1.5).validate()  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="faults"):
+        PipelineConfig(faults=None).validate()  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="injected work"):
+        PipelineConfig(ticks=1_000_000, rate=1e6, faults=Faults(stall_ns=10**9, stall_every=1000)).validate()
+    with pytest.raises(ValueError, match="faults"):
+        pl.floor(pl.demo_config(100, 10_000.0, faults=Faults(stall_ns=1000, stall_at=1)))
+    assert Faults(pause_ns=1, pause_at=100).pause_seq == 65
+    assert "stall 2 ms every 1,000" in pl.demo_config(100, 1e4, faults=Faults(2_000_000, 1000)).describe()
+
+
+def test_no_faults_change_nothing_and_every_tick_is_accounted() -> None:
+    r = pl.run(pl.demo_config(2_000, 100_000.0, faults=Faults(slow_ppm=500_000)))
+    assert r.lost == 0 and r.consumed == 2_000
+
+
+def test_a_single_stall_lands_on_its_tick() -> None:
+    cfg = pl.demo_config(400, 20_000.0, sample_capacity=None, capacity=1024, faults=Faults(30_000_000, 0, 200))
+    r = pl.run(cfg)
+    lat = r.latency_ns
+    worst = int(r.samples["seq"][lat.argmax()])
+    assert 200 <= worst <= 210 and lat.max() >= 30_000_000
+
+
+# ---- 1. coordinated omission ------------------------------------------------------------------
+
+
+def _omission_small() -> Any:
+    return coordinated_omission(20.0, rate=50_000.0, seconds=0.2, rounds=2)
+
+
+def test_omission_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match="stall_ms"):
+        coordinated_omission(0.0)
+    with pytest.raises(ValueError, match="a fifth"):
+        coordinated_omission(100.0, seconds=0.1)
+    with pytest.raises(ValueError, match="capacity"):
+        coordinated_omission(capacity=6)
+    with pytest.raises(ValueError, match="rounds"):
+        coordinated_omission(rounds=21)
+
+
+@TWO
+def test_omission_push_view_hides_the_stall() -> None:
+    o = _omission_small()
+    assert o.shown and o.ratio > 5 * o.threshold, o.reading()
+    assert "threshold" in o.reading() and "hid the stall" in o.reading()
+
+
+def test_omission_on_one_cpu_shows_the_same_mechanism() -> None:
+    o = on_one_cpu(_omission_small)
+    assert o.one_cpu and o.shown and o.ratio > 5 * o.threshold, o.reading()
+    assert "one usable CPU" in o.reading()
+
+
+# ---- 2. a P99-only regression -----------------------------------------------------------------
+
+
+def _tail_small() -> Any:
+    from lowlat.experiments.tail_gate import tail_regression
+
+    return tail_regression(50.0, 0.015, rate=20_000.0, seconds=0.1, rounds=3)
+
+
+def test_tail_regression_parameters_are_checked() -> None:
+    from lowlat.experiments.tail_gate import tail_regression
+
+    with pytest.raises(ValueError, match="fraction"):
+        tail_regression(fraction=0.5)
+    with pytest.raises(ValueError, match="slow_us"):
+        tail_regression(slow_us=0.0)
+    with pytest.raises(ValueError, match="rounds"):
+        tail_regression(rounds=2)
+
+
+def _tail_outcome(r: Any) -> None:
+    text = r.reading()
+    assert "threshold is" in text and r.p50.verdict != "REGRESSION", text
+    # Shown, or (a machine busy with other work) the A/A rounds were too noisy to decide, and it says so.
+    assert r.lesson_shown or ("did not catch" in text and r.p99.noise > 0.2), text
+
+
+@TWO
+@pytest.mark.slow  # a 50 us effect: a machine busy with others' spinning work can swamp 3 short rounds
+def test_tail_regression_passes_the_p50_gate_and_fails_the_p99_gate() -> None:
+    _tail_outcome(_tail_small())
+
+
+def test_tail_regression_on_one_cpu() -> None:
+    _tail_outcome(on_one_cpu(_tail_small))
+
+
+# ---- 3. the watermark -------------------------------------------------------------------------
+
+
+def _watermark_small() -> Any:
+    from lowlat.experiments.watermark import watermark
+
+    return watermark(20.0, rate=20_000.0, capacity=4096, seconds=0.25)
+
+
+def test_watermark_parameters_are_checked() -> None:
+    from lowlat.experiments.watermark import watermark
+
+    with pytest.raises(ValueError, match="capacity"):
+        watermark(capacity=32)
+    with pytest.raises(ValueError, match="a fifth"):
+        watermark(100.0, seconds=0.2)
+
+
+@TWO
+def test_watermark_rises_by_stall_times_rate_and_is_bounded_by_the_capacity() -> None:
+    from lowlat.experiments.watermark import watermark
+
+    w = _watermark_small()
+    assert w.stall_matches and w.stalled > w.predicted / 2, w.reading()
+    assert "threshold" not in w.reading() and "tolerance" in w.reading()
+    full = watermark(20.0, rate=20_000.0, capacity=128, seconds=0.25)
+    assert full.stalled == full.capacity == full.predicted, full.reading()
+
+
+def test_watermark_on_one_cpu() -> None:
+    w = on_one_cpu(_watermark_small)
+    assert w.one_cpu and w.late > 0, w.reading()
+    assert w.quiet < w.stalled <= w.predicted + max(w.quiet, 64), w.reading()
+    assert "one usable CPU" in w.reading()
