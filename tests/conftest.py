@@ -1,15 +1,85 @@
 """Shared fixtures: where the C sources are, and helpers that build and run a
-C test harness with the course's one toolchain (:mod:`lowlat.core.toolchain`)."""
+C test harness with the course's one toolchain (:mod:`lowlat.core.toolchain`).
+
+And the parallel run (``pytest -n auto``, pytest-xdist): most tests run two
+or more at a time, but a test that measures time, or needs the machine's CPUs
+to itself (two pinned threads, one-CPU runs, signals timed against a run),
+runs **alone**: the modules in :data:`ALONE_MODULES` and any test marked
+``alone``.  A readers-writer lock shared by the workers (two lock files,
+``flock``) does it: every test holds the lock shared, a test that runs alone
+holds it exclusively, and a test waiting to run alone goes first."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from lowlat.core import toolchain
+
+# Modules whose tests measure speed or scheduling: each runs with no other
+# test beside it.  A test elsewhere that needs the CPUs to itself is marked
+# @pytest.mark.alone.
+ALONE_MODULES = {
+    "test_bench.py",
+    "test_blas.py",
+    "test_coldlog.py",
+    "test_grading_interrupt.py",
+    "test_interrupt.py",
+    "test_lessons_cpu.py",
+    "test_lessons_pipeline.py",
+    "test_measure.py",
+    "test_one_cpu.py",
+    "test_orders.py",
+    "test_payload.py",
+    "test_pipeline.py",
+    "test_soak.py",
+    "test_spsc.py",
+    "test_train.py",
+    "test_variant.py",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in ALONE_MODULES:
+            item.add_marker(pytest.mark.alone)
+
+
+@contextlib.contextmanager
+def _turn(config: pytest.Config, alone: bool) -> Iterator[None]:
+    """The workers' readers-writer lock (see the module's docstring); a
+    no-op outside a parallel run (and in a pytest that a test starts)."""
+    uid = getattr(config, "workerinput", {}).get("testrunuid")
+    if not uid:
+        yield
+        return
+    base = Path(tempfile.gettempdir()) / f"lowlat-pytest-{uid}"
+    with open(f"{base}.turnstile", "a") as gate, open(f"{base}.cpus", "a") as cpus:
+        fcntl.flock(gate, fcntl.LOCK_EX)  # a writer waiting here keeps new readers out
+        if alone:
+            fcntl.flock(cpus, fcntl.LOCK_EX)  # waits for the tests running now to end
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(cpus, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(cpus, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _cpus_to_itself(request: pytest.FixtureRequest) -> Iterator[None]:
+    with _turn(request.config, request.node.get_closest_marker("alone") is not None):
+        yield
 
 ROOT = toolchain.ROOT
 CSRC = toolchain.CSRC

@@ -46,9 +46,14 @@ def _nbval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
+CHAPTERS = sorted((ROOT / "chapters").rglob("*.ipynb"))
+
+
 @pytest.mark.slow
-def test_chapters_pass_strict_nbval() -> None:
-    res = _nbval("chapters")
+@pytest.mark.parametrize("notebook", CHAPTERS, ids=lambda p: str(p.relative_to(ROOT / "chapters")))
+def test_chapters_pass_strict_nbval(notebook: Path) -> None:
+    """One chapter notebook per test, so that a parallel run spreads them."""
+    res = _nbval(str(notebook.relative_to(ROOT)))
     assert res.returncode == 0, res.stdout[-6000:]
 
 
