@@ -199,3 +199,55 @@ def test_watermark_on_one_cpu() -> None:
     assert w.one_cpu and w.late > 0, w.reading()
     assert 3 * w.quiet < w.stalled <= w.predicted + 2 * max(w.quiet, 64), w.reading()
     assert "one usable CPU" in w.reading()
+
+
+# ---- 4. drift -------------------------------------------------------------------------------
+
+
+def _drift_small() -> Any:
+    from lowlat.experiments.alert import rss_mib
+    from lowlat.experiments.drift import drift
+
+    # a leak of half this process's RSS: the RSS trend clears the 5% margin with room to spare
+    return drift(60_000, leak_mib=max(16.0, rss_mib()[0] / 2), rate=10_000.0, seconds=0.9, intervals=6)
+
+
+def test_drift_parameters_are_checked() -> None:
+    from lowlat.experiments.drift import drift
+
+    with pytest.raises(ValueError, match="both 0"):
+        drift(0)
+    with pytest.raises(ValueError, match="intervals"):
+        drift(intervals=5)
+    with pytest.raises(ValueError, match="intervals"):
+        drift(seconds=0.5, intervals=20)
+    with pytest.raises(ValueError, match="grow_ns_per_s"):
+        drift(2_000_000)
+    with pytest.raises(TypeError, match="leak_mib"):
+        drift(leak_mib="1")  # type: ignore[arg-type]
+
+
+def test_drift_rule_reads_a_trend_against_interval_noise() -> None:
+    from lowlat.experiments.drift_rule import interval_noise, read_drift, trend_band
+
+    assert trend_band([1, 2, 3, 4, 5, 6, 7]).ratios == (5 / 1, 6 / 2, 7 / 3)  # the middle one left out
+    flat = [10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.1, 10.0]
+    growing = [10.0, 11, 12, 13, 16, 19, 22, 25]
+    assert not read_drift("P99", flat, noise=interval_noise(flat)).drift
+    r = read_drift("P99", growing, noise=interval_noise(flat), origin="the clean run")
+    assert r.drift and "threshold" in r.text() and "the clean run" in r.text() and "DRIFT" in r.text()
+    assert not read_drift("P99", growing[::-1], noise=interval_noise(flat)).drift  # falling is not drift
+    assert "cannot decide" in read_drift("P99", growing[:5]).text()  # too few intervals
+
+
+@TWO
+def test_drift_injected_growth_is_flagged_and_the_clean_run_is_not() -> None:
+    d = retry(_drift_small, lambda d: d.shown and d.drifting_p99.band.low > 2 * d.drifting_p99.threshold.factor)
+    assert d.shown and d.drifting_p99.drift and d.drifting_rss.drift, d.reading()
+    assert d.drifting_p99.band.low > 2 * d.drifting_p99.threshold.factor, d.reading()  # a margin, not a near miss
+    assert d.reading().count("from the clean run's interval-to-interval band") == 4
+
+
+def test_drift_on_one_cpu() -> None:
+    d = retry(lambda: on_one_cpu(_drift_small), lambda d: d.shown)
+    assert d.one_cpu and d.shown and "one usable CPU" in d.reading(), d.reading()
