@@ -251,3 +251,35 @@ def test_drift_injected_growth_is_flagged_and_the_clean_run_is_not() -> None:
 def test_drift_on_one_cpu() -> None:
     d = retry(lambda: on_one_cpu(_drift_small), lambda d: d.shown)
     assert d.one_cpu and d.shown and "one usable CPU" in d.reading(), d.reading()
+
+
+# ---- 5. pinning -----------------------------------------------------------------------------
+
+
+def _pinning_small() -> Any:
+    from lowlat.experiments.pinning import pinning
+
+    return pinning(rate=20_000.0, seconds=0.1, rounds=3)
+
+
+def test_pinning_parameters_are_checked() -> None:
+    from lowlat.experiments.pinning import pinning
+
+    with pytest.raises(ValueError, match="rounds"):
+        pinning(rounds=2)
+    with pytest.raises(ValueError, match="seconds"):
+        pinning(seconds=0.0)
+
+
+@TWO
+def test_pinning_sharing_the_consumers_cpu_costs_the_tail() -> None:
+    p = retry(_pinning_small, lambda p: p.sharing("on_consumer").ratio > 1.2)
+    text = p.reading()
+    assert p.sharing("on_consumer").ratio > 1.2 and "from the A/A band" in text, text
+    assert min(p.pinned) >= 0 and sum(p.pinned) <= sum(p.unpinned) + len(p.pinned), text  # pinned cannot wander
+    assert ("producer's CPU" in text) == (p.spare_cpus == 0), text
+
+
+def test_pinning_on_one_cpu() -> None:
+    p = on_one_cpu(_pinning_small)
+    assert p.one_cpu and "one usable CPU" in p.reading() and p.pinned in ([0, 0, 0], [-1, -1, -1]), p.reading()
