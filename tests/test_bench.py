@@ -91,6 +91,9 @@ def test_pool_beats_malloc_on_a_fragmented_heap_same_run() -> None:
     assert c.failed == 0
     # Measured here ~25-35x; the margin allows for a very noisy machine.
     assert c.speedup > 2, c
+    # each round's batch means, in round order, for readings.compare (chapter 02)
+    assert len(c.malloc_rounds_ns) == len(c.pool_rounds_ns) == 3
+    assert c.pool_mean_ns == sorted(c.pool_rounds_ns)[1] and min(c.malloc_rounds_ns) > 0
     with pytest.raises(ValueError, match="mode must be 'steady' or 'fragmented'"):
         alloc.compare_alloc("chaotic")
 

@@ -96,7 +96,9 @@ class FragmentedHeap:
 @dataclass
 class AllocComparison:
     """malloc vs pool, interleaved.  Means are medians over rounds; the tail
-    figures come from all rounds' per-op histograms merged."""
+    figures come from all rounds' per-op histograms merged.  ``*_rounds_ns``:
+    each round's batch-timed mean (ns per operation), in round order, for
+    :func:`lowlat.method.readings.compare`."""
 
     mode: str
     rounds: int
@@ -109,6 +111,8 @@ class AllocComparison:
     failed: int
     malloc_hist: Histogram = field(repr=False)
     pool_hist: Histogram = field(repr=False)
+    malloc_rounds_ns: list[float] = field(default_factory=list)
+    pool_rounds_ns: list[float] = field(default_factory=list)
 
 
 def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int = 5, seed: int = 1) -> AllocComparison:
@@ -161,6 +165,8 @@ def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int =
         failed=sum(r.failed for rs in runs.values() for r in rs),
         malloc_hist=mh,
         pool_hist=ph,
+        malloc_rounds_ns=mm,
+        pool_rounds_ns=pm,
     )
 
 

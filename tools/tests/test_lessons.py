@@ -138,3 +138,24 @@ def test_the_executor_keeps_each_cells_run_time() -> None:
     }
     cells = notebooks.normalize(nb)["cells"]
     assert [c["metadata"] for c in cells] == [{"tags": ["x"], "run_s": 2.25}, {"run_s": 1.23}, {}]
+
+
+def test_the_readme_chapter_table_states_each_notebooks_own_time() -> None:
+    """The README's chapter table and each notebook's ``Time:`` agree
+    (chapter 00 prints the notebooks' times; the README must say the same)."""
+    import re
+
+    readme = (lessons.ROOT / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith("| ") and ".ipynb)" in line]
+    assert rows, "the README has a chapter table"
+    seen = 0
+    for row in rows:
+        links = re.findall(r"\]\((chapters/[^)]+\.ipynb)\)", row.split(" | ")[0] + " | " + row.split(" | ")[1])
+        minutes = [float(x) for x in re.findall(r"(\d+(?:\.\d+)?)", row.rstrip(" |").rsplit("|", 1)[-1])]
+        if not links or len(minutes) != len(links):
+            continue
+        for link, stated in zip(links, minutes):
+            r = lessons.report(lessons.ROOT / link)
+            assert r.stated_min == stated, f"README says {stated:g} min for {link}, the notebook {r.stated_min}"
+            seen += 1
+    assert seen >= 10, f"only {seen} chapter notebooks found in the README's table"
