@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -80,6 +78,7 @@ def _turn(config: pytest.Config, alone: bool) -> Iterator[None]:
 def _cpus_to_itself(request: pytest.FixtureRequest) -> Iterator[None]:
     with _turn(request.config, request.node.get_closest_marker("alone") is not None):
         yield
+
 
 ROOT = toolchain.ROOT
 CSRC = toolchain.CSRC
