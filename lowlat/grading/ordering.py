@@ -42,6 +42,9 @@ _ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 _RELEASE = {"release", "acq_rel", "seq_cst"}
 _ACQUIRE = {"acquire", "acq_rel", "seq_cst", "consume"}
 _COLD = re.compile(r"create|destroy|debug|init")
+# Locks order their critical sections on their own (a mutex-based queue is
+# judged by its runs, not by this lint).
+_LOCKS = re.compile(r"\b(pthread_mutex_(?:timed)?lock|pthread_spin_lock|pthread_rwlock_\w+lock|mtx_lock)\s*\(")
 
 # name -> (kind, index of the order argument or None for seq_cst); the pointer is argument 0.
 _OPS: dict[str, tuple[str, int | None]] = {
@@ -216,6 +219,13 @@ def lint(source: str, hot: list[str], filename: str) -> list[str]:
             if a.kind in ("load", "rmw"):
                 reads.setdefault(a.where, set()).add(f)
     problems: list[str] = []
+    if roots and not any(events.values()) and not _LOCKS.search(source):
+        # A stub, or a queue that shares nothing between its threads: no
+        # order to judge is not an order that is right.
+        problems.append(
+            f"{filename}: {', '.join(roots)} use no atomic operation and no lock: nothing orders what one "
+            "thread hands to another"
+        )
     for f, evs in events.items():
         for i, a in enumerate(evs):
             if a.kind == "fence":
