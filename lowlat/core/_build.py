@@ -42,6 +42,8 @@ PUBLIC_HEADERS = [
     "stop.h",
     "logring.h",
     "bench/bench_log.h",
+    "bench/lesson_sharing.h",
+    "bench/lesson_litmus.h",
 ]
 # The core's sources: the one list (lowlat.core.toolchain.core_sources and the
 # tests read it from here).  Stand-alone programs live in csrc/demos/.
@@ -65,6 +67,8 @@ SOURCES = [
     "stop.c",
     "logring.c",
     "bench/bench_log.c",
+    "bench/lesson_sharing.c",
+    "bench/lesson_litmus.c",
 ]
 # Include directories: csrc/ and its shared headers (as lowlat.core.toolchain.include_dirs).
 INCLUDE_DIRS = [CSRC, CSRC / "common"]

@@ -250,19 +250,29 @@ class SeqlockRun:
 _SEQLOCK_LINE = re.compile(r"seqlock (\w+): (\d+) snapshots, (\d+) torn, (\d+) retries, (\d+) writes")
 
 
-def seqlock_demo(mode: str, *, sanitize: bool, snapshots: int = 100_000, timeout_s: float = 120) -> SeqlockRun:
+def seqlock_demo(
+    mode: str, *, sanitize: bool, snapshots: int = 100_000, timeout_s: float = 120, hold_ns: int = 300
+) -> SeqlockRun:
     """Builds ``csrc/demos/seqlock_demo.c`` (plain ``-O2``, or with
     ``-fsanitize=thread`` when ``sanitize``) and runs it in a child process:
     the reader takes ``snapshots`` snapshots while the writer keeps
     rewriting.  ``mode``: "correct", "racy" (plain data, no fences) or
-    "unchecked" (the reader never re-checks the sequence).  RuntimeError
-    when there is no compiler, the build fails or the program does not
-    print its counts."""
+    "unchecked" (the reader never re-checks the sequence).  ``hold_ns``
+    (0..100,000) stretches both sides so they overlap: each write holds the
+    record half written that long, each copy pauses twice that long between
+    its halves, the writer rests three times that long between writes (0:
+    back to back, and the reader can run between writes untouched, so a
+    correct run may show 0 retries).  The reader and the writer are pinned
+    to :func:`lowlat.machine.placement.bench_cpus` where pinning works.
+    RuntimeError when there is no compiler, the build fails or the program
+    does not print its counts."""
     if not isinstance(mode, str) or mode not in SEQLOCK_MODES:
         raise ValueError(f"mode must be one of {', '.join(SEQLOCK_MODES)}, got {mode!r}")
     sanitize = bool_arg(sanitize, "sanitize")  # 'no' is a true string: only a real bool says what is meant
     n = int_arg(snapshots, "snapshots", minimum=1, maximum=100_000_000)
     timeout_s = real_arg(timeout_s, "timeout_s", positive=True, maximum=3600.0)
+    hold = int_arg(hold_ns, "hold_ns", minimum=0, maximum=100_000)
+    reader_cpu, writer_cpu = bench_cpus()
     src = toolchain.DEMOS / "seqlock_demo.c"
     if not src.exists():
         raise FileNotFoundError(f"{src} not found: this demo needs the course repository (csrc/demos/)")
@@ -275,7 +285,8 @@ def seqlock_demo(mode: str, *, sanitize: bool, snapshots: int = 100_000, timeout
             raise RuntimeError(f"building the seqlock demo failed:\n{build.stderr}")
         # exitcode=0: a report is the lesson, not a failure; the program still prints its counts.
         env = toolchain.sanitizer_env(sanitizer, base=dict(os.environ, TSAN_OPTIONS="exitcode=0"))
-        res = subprocess.run([str(exe), mode, str(n)], capture_output=True, text=True, timeout=timeout_s, env=env)
+        argv = [str(exe), mode, str(n), str(hold), str(reader_cpu), str(writer_cpu)]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env)
     found = _SEQLOCK_LINE.search(res.stdout)
     if found is None:
         raise RuntimeError(f"seqlock demo ({mode}) printed no counts (exit {res.returncode}):\n{res.stderr[-2000:]}")
