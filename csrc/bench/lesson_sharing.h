@@ -18,12 +18,21 @@ enum ll_share_form {
     LL_SHARE_RELAXED_STORE = 2, /* a relaxed store of i, no load: the store buffer batches them */
 };
 
+/* Increments per timed chunk: a few us uncontended, far above the clock's cost. */
+#define LL_SHARE_CHUNK 1000
+
 /* The two counters' distance in bytes: a multiple of 8, 8..LL_SHARE_MAX_DISTANCE. */
 #define LL_SHARE_MAX_DISTANCE 4096
 
 typedef struct {
-    double ns_per_increment; /* ns from the start gate until both threads are done, / increments */
-    int cpu_a_pinned;        /* ll_pin_self result (0 = pinned) or 1 = not asked */
+    /* ns per increment: the median of the run's chunks (LL_SHARE_CHUNK
+     * increments each, timed one by one, both threads pooled).  The threads
+     * go in step, chunk by chunk, so the chunks run side by side whenever
+     * both threads have a CPU; a chunk during which the other thread was
+     * descheduled (a busy machine) is an outlier the median ignores. */
+    double ns_per_increment;
+    double wall_ns_per_increment; /* ns from the start gate until both threads are done, / increments */
+    int cpu_a_pinned;             /* ll_pin_self result (0 = pinned) or 1 = not asked */
     int cpu_b_pinned;
     int cpu_a_ran; /* the CPU each thread was on when its loop ended (-1: the OS cannot say) */
     int cpu_b_ran;

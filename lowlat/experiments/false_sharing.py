@@ -48,6 +48,7 @@ from lowlat.method.readings import compare, conditions
 FORMS = {"atomic": 0, "volatile": 1, "store": 2}
 # ns per increment: a contended locked add is ~50-200 ns, so 2*10^7 is a few seconds at most
 MAX_INCREMENTS = 20_000_000
+MIN_INCREMENTS = 1000  # one timed chunk (LL_SHARE_CHUNK)
 MAX_ROUNDS = 1000
 ONE_LINE_BYTES = 8  # the two counters side by side: one cache line
 
@@ -59,11 +60,16 @@ def apart_bytes() -> int:
 
 @dataclass(frozen=True)
 class SharingRound:
-    """One run of the two threads: ns per increment (wall time from the
-    start gate until both are done, / increments) and the CPUs the threads
-    ended on (-1: unknown)."""
+    """One run of the two threads.  ``ns_per_increment``: the median of
+    the run's timed chunks of 1,000 increments (both threads pooled; the
+    threads go in step, chunk by chunk, so the chunks run side by side
+    whenever both have a CPU, and a chunk during which a busy machine
+    descheduled the other thread is an outlier the median ignores).
+    ``wall_ns_per_increment``: start gate to both done, / increments.
+    ``ran_on``: the CPUs the threads ended on (-1: unknown)."""
 
     ns_per_increment: float
+    wall_ns_per_increment: float
     ran_on: tuple[int, int]
 
 
@@ -74,7 +80,7 @@ def false_sharing_once(
     multiple of 8, 8..4096).  ``cpus``: where to pin the two threads
     (None: :func:`lowlat.machine.placement.bench_cpus`; (-1, -1): not
     pinned; the same CPU twice: they take turns on it)."""
-    n = int_arg(increments, "increments", minimum=1, maximum=MAX_INCREMENTS)
+    n = int_arg(increments, "increments", minimum=MIN_INCREMENTS, maximum=MAX_INCREMENTS)
     if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
     d = int_arg(distance, "distance", minimum=8, maximum=int(lib.LL_SHARE_MAX_DISTANCE))
@@ -84,12 +90,17 @@ def false_sharing_once(
     out = ffi.new("ll_share_result *")
     with quiet_blas():  # no spinning BLAS worker on the pinned CPUs
         check_status(lib.ll_lesson_false_sharing(n, FORMS[form], d, a, b, out), "false-sharing run")
-    return SharingRound(float(out.ns_per_increment), (int(out.cpu_a_ran), int(out.cpu_b_ran)))
+    return SharingRound(
+        float(out.ns_per_increment),
+        float(out.wall_ns_per_increment),
+        (int(out.cpu_a_ran), int(out.cpu_b_ran)),
+    )
 
 
 @dataclass(frozen=True)
 class FalseSharing:
-    """The demonstration's numbers: ns per increment per round for the
+    """The demonstration's numbers: ns per increment (see
+    :class:`SharingRound`) per round for the
     counters in one line, apart, and apart again (the A/A pair, interleaved
     in the same rounds: this run's noise).  ``cpus``: the pinned pair
     ((-1, -1): not pinned); ``cpus_used``: CPUs the threads could run on at
@@ -189,7 +200,7 @@ def false_sharing(
     ``cpus`` as :func:`false_sharing_once` takes it.  ``margin``: added to
     the A/A noise to make the threshold (0..1).  About
     rounds x 3 x increments x (2..100) ns."""
-    n = int_arg(increments, "increments", minimum=1, maximum=MAX_INCREMENTS)
+    n = int_arg(increments, "increments", minimum=MIN_INCREMENTS, maximum=MAX_INCREMENTS)
     rounds = int_arg(rounds, "rounds", minimum=3, maximum=MAX_ROUNDS)
     if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
