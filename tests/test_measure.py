@@ -158,3 +158,22 @@ def test_noise_gate_refuses_bad_arguments() -> None:
         measure.noise_gate("x", ok, lambda: {"p50": 1.0})
     with pytest.raises(ValueError, match="no latency samples"):
         measure.latency_percentiles([])
+
+
+def test_noise_gate_cancels_an_order_effect_in_its_aa_band() -> None:
+    # A baseline that costs twice as much whenever it opens a round (a cold cache, say): A and A' must
+    # take turns at opening, so the A/A ratios alternate around 1 instead of all lying on one side of it.
+    calls = {"n": 0}
+
+    def baseline() -> dict[str, float]:
+        calls["n"] += 1
+        return {"t": 200.0 if calls["n"] % 3 == 1 else 100.0}
+
+    def candidate() -> dict[str, float]:
+        calls["n"] += 1
+        return {"t": 100.0}
+
+    g = measure.noise_gate("order", baseline, candidate, rounds=6)
+    aa = g.metrics["t"].aa_ratios
+    assert list(aa) == [0.5, 2.0] * 3
+    assert list(g.metrics["t"].ratios) == [0.5, 1.0] * 3  # B always in the middle: it never opens a round

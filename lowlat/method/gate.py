@@ -332,8 +332,8 @@ def noise_gate(
     margin: float = 0.05,
 ) -> NoiseGate:
     """The gate CI should run on tail latency: ``baseline`` twice (A and
-    A') and ``candidate`` (B), interleaved, alternating the order, for
-    ``rounds`` rounds.  Each call returns costs by metric, e.g.
+    A') and ``candidate`` (B), interleaved as A B A' then A' B A (A and A'
+    swap the first and last place each round), for ``rounds`` rounds.  Each call returns costs by metric, e.g.
     ``{"p50": ns, "p99": ns}`` (:func:`latency_percentiles`).  For each
     metric, A'/A per round measures this run's noise; the threshold is how
     far the middle half of A'/A reaches from 1, plus ``margin``; B
@@ -368,8 +368,11 @@ def noise_gate(
 
         return run
 
+    # A, B, A' then A', B, A: A and A' swap the first and the last place every
+    # round, so an order effect (the first call of a round warming a cache)
+    # cancels in A'/A instead of pushing the whole A/A band to one side of 1.
     got = interleave(
-        {"A": checked("baseline", baseline), "A'": checked("baseline", baseline), "B": checked("candidate", candidate)},
+        {"A": checked("baseline", baseline), "B": checked("candidate", candidate), "A'": checked("baseline", baseline)},
         rounds,
     )
     keys = list(got["A"][0])
