@@ -42,6 +42,16 @@ def on_one_cpu(fn: Callable[[], Any]) -> Any:
     return value
 
 
+def retry(fn: Callable[[], Any], ok: Callable[[Any], bool], tries: int = 3) -> Any:
+    """``fn()`` until ``ok`` holds, at most ``tries`` times (the machine is shared and busy: a
+    demonstration may lose one run to others' work); returns the last result for the asserts."""
+    for _ in range(tries - 1):
+        r = fn()
+        if ok(r):
+            return r
+    return fn()
+
+
 # ---- the faults' knobs ----------------------------------------------------------------------
 
 
@@ -79,7 +89,7 @@ def test_a_single_stall_lands_on_its_tick() -> None:
 
 
 def _omission_small() -> Any:
-    return coordinated_omission(20.0, rate=50_000.0, seconds=0.2, rounds=2)
+    return coordinated_omission(20.0, rate=50_000.0, seconds=0.2, rounds=3)
 
 
 def test_omission_parameters_are_checked() -> None:
@@ -91,13 +101,16 @@ def test_omission_parameters_are_checked() -> None:
         coordinated_omission(capacity=6)
     with pytest.raises(ValueError, match="rounds"):
         coordinated_omission(rounds=21)
+    with pytest.raises(ValueError, match="rounds"):
+        coordinated_omission(rounds=2)  # the rule needs three rounds for a band
 
 
 @TWO
 def test_omission_push_view_hides_the_stall() -> None:
-    o = _omission_small()
+    o = retry(_omission_small, lambda o: o.shown and o.ratio > 5 * o.threshold)
     assert o.shown and o.ratio > 5 * o.threshold, o.reading()
-    assert "threshold" in o.reading() and "hid the stall" in o.reading()
+    assert "from the A/A band" in o.reading() and "hid the stall" in o.reading()
+    assert o.threshold == o.aa.threshold.factor >= 1.05
 
 
 def test_omission_on_one_cpu_shows_the_same_mechanism() -> None:
@@ -128,7 +141,7 @@ def test_tail_regression_parameters_are_checked() -> None:
 
 def _tail_outcome(r: Any) -> None:
     text = r.reading()
-    assert "threshold is" in text and r.p50.verdict != "REGRESSION", text
+    assert "threshold is" in text and "from the A/A band" in text and r.p50.verdict != "REGRESSION", text
     # Shown, or (a machine busy with other work) the A/A rounds were too noisy to decide, and it says so.
     assert r.lesson_shown or ("did not catch" in text and r.p99.noise > 0.2), text
 
@@ -140,7 +153,11 @@ def test_tail_regression_passes_the_p50_gate_and_fails_the_p99_gate() -> None:
 
 
 def test_tail_regression_on_one_cpu() -> None:
-    _tail_outcome(on_one_cpu(_tail_small))
+    r = on_one_cpu(_tail_small)
+    text = r.reading()
+    assert r.one_cpu and "from the A/A band" in text and r.p99.verdict != "IMPROVEMENT", text
+    # One CPU: the lesson shows, or the P50 moved too and the reading says why (the threads take turns).
+    assert r.lesson_shown or "on one usable CPU" in text or "did not catch" in text, text
 
 
 # ---- 3. the watermark -------------------------------------------------------------------------
@@ -149,7 +166,7 @@ def test_tail_regression_on_one_cpu() -> None:
 def _watermark_small() -> Any:
     from lowlat.experiments.watermark import watermark
 
-    return watermark(20.0, rate=20_000.0, capacity=4096, seconds=0.25)
+    return watermark(30.0, rate=20_000.0, capacity=4096, seconds=0.15)
 
 
 def test_watermark_parameters_are_checked() -> None:
@@ -159,21 +176,110 @@ def test_watermark_parameters_are_checked() -> None:
         watermark(capacity=32)
     with pytest.raises(ValueError, match="a fifth"):
         watermark(100.0, seconds=0.2)
+    with pytest.raises(ValueError, match="rounds"):
+        watermark(rounds=2)
 
 
 @TWO
 def test_watermark_rises_by_stall_times_rate_and_is_bounded_by_the_capacity() -> None:
     from lowlat.experiments.watermark import watermark
 
-    w = _watermark_small()
+    # The quiet watermark is the machine's own longest stall x rate (a few ms of preemption on a busy
+    # machine): the margin is the stall's 30 ms over that.
+    w = retry(_watermark_small, lambda w: w.stall_matches and w.raised and w.stalled > 3 * w.quiet)
     assert w.stall_matches and w.stalled > w.predicted / 2, w.reading()
-    assert "threshold" not in w.reading() and "tolerance" in w.reading()
-    full = watermark(20.0, rate=20_000.0, capacity=128, seconds=0.25)
+    assert w.raised and w.stalled > 3 * w.quiet, w.reading()
+    assert "from the A/A band" in w.reading() and "tolerance" in w.reading()
+    full = watermark(20.0, rate=20_000.0, capacity=128, seconds=0.1)
     assert full.stalled == full.capacity == full.predicted, full.reading()
 
 
 def test_watermark_on_one_cpu() -> None:
-    w = on_one_cpu(_watermark_small)
+    w = retry(lambda: on_one_cpu(_watermark_small), lambda w: w.stalled > 3 * w.quiet)
     assert w.one_cpu and w.late > 0, w.reading()
-    assert w.quiet < w.stalled <= w.predicted + max(w.quiet, 64), w.reading()
+    assert 3 * w.quiet < w.stalled <= w.predicted + 2 * max(w.quiet, 64), w.reading()
     assert "one usable CPU" in w.reading()
+
+
+# ---- 4. drift -------------------------------------------------------------------------------
+
+
+def _drift_small() -> Any:
+    from lowlat.experiments.alert import rss_mib
+    from lowlat.experiments.drift import drift
+
+    # a leak of half this process's RSS: the RSS trend clears the 5% margin with room to spare
+    return drift(60_000, leak_mib=max(16.0, rss_mib()[0] / 2), rate=10_000.0, seconds=0.9, intervals=6)
+
+
+def test_drift_parameters_are_checked() -> None:
+    from lowlat.experiments.drift import drift
+
+    with pytest.raises(ValueError, match="both 0"):
+        drift(0)
+    with pytest.raises(ValueError, match="intervals"):
+        drift(intervals=5)
+    with pytest.raises(ValueError, match="intervals"):
+        drift(seconds=0.5, intervals=20)
+    with pytest.raises(ValueError, match="grow_ns_per_s"):
+        drift(2_000_000)
+    with pytest.raises(TypeError, match="leak_mib"):
+        drift(leak_mib="1")  # type: ignore[arg-type]
+
+
+def test_drift_rule_reads_a_trend_against_interval_noise() -> None:
+    from lowlat.experiments.drift_rule import interval_noise, read_drift, trend_band
+
+    assert trend_band([1, 2, 3, 4, 5, 6, 7]).ratios == (5 / 1, 6 / 2, 7 / 3)  # the middle one left out
+    flat = [10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.1, 10.0]
+    growing = [10.0, 11, 12, 13, 16, 19, 22, 25]
+    assert not read_drift("P99", flat, noise=interval_noise(flat)).drift
+    r = read_drift("P99", growing, noise=interval_noise(flat), origin="the clean run")
+    assert r.drift and "threshold" in r.text() and "the clean run" in r.text() and "DRIFT" in r.text()
+    assert not read_drift("P99", growing[::-1], noise=interval_noise(flat)).drift  # falling is not drift
+    assert "cannot decide" in read_drift("P99", growing[:5]).text()  # too few intervals
+
+
+@TWO
+def test_drift_injected_growth_is_flagged_and_the_clean_run_is_not() -> None:
+    d = retry(_drift_small, lambda d: d.shown and d.drifting_p99.band.low > 2 * d.drifting_p99.threshold.factor)
+    assert d.shown and d.drifting_p99.drift and d.drifting_rss.drift, d.reading()
+    assert d.drifting_p99.band.low > 2 * d.drifting_p99.threshold.factor, d.reading()  # a margin, not a near miss
+    assert d.reading().count("from the clean run's interval-to-interval band") == 4
+
+
+def test_drift_on_one_cpu() -> None:
+    d = retry(lambda: on_one_cpu(_drift_small), lambda d: d.shown)
+    assert d.one_cpu and d.shown and "one usable CPU" in d.reading(), d.reading()
+
+
+# ---- 5. pinning -----------------------------------------------------------------------------
+
+
+def _pinning_small() -> Any:
+    from lowlat.experiments.pinning import pinning
+
+    return pinning(rate=20_000.0, seconds=0.1, rounds=3)
+
+
+def test_pinning_parameters_are_checked() -> None:
+    from lowlat.experiments.pinning import pinning
+
+    with pytest.raises(ValueError, match="rounds"):
+        pinning(rounds=2)
+    with pytest.raises(ValueError, match="seconds"):
+        pinning(seconds=0.0)
+
+
+@TWO
+def test_pinning_sharing_the_consumers_cpu_costs_the_tail() -> None:
+    p = retry(_pinning_small, lambda p: p.sharing("on_consumer").ratio > 1.2)
+    text = p.reading()
+    assert p.sharing("on_consumer").ratio > 1.2 and "from the A/A band" in text, text
+    assert min(p.pinned) >= 0 and sum(p.pinned) <= sum(p.unpinned) + len(p.pinned), text  # pinned cannot wander
+    assert ("producer's CPU" in text) == (p.spare_cpus == 0), text
+
+
+def test_pinning_on_one_cpu() -> None:
+    p = on_one_cpu(_pinning_small)
+    assert p.one_cpu and "one usable CPU" in p.reading() and p.pinned in ([0, 0, 0], [-1, -1, -1]), p.reading()

@@ -14,11 +14,15 @@ P99 measured two ways.
 The stall is injected (:class:`lowlat.core.pipeline.Faults`), so the
 mechanism shows on any machine, one CPU included.  The pipeline is
 :func:`lowlat.experiments.pipeline.demo_config` (yielding, unpinned: the
-steadiest on a shared machine).  The threshold is the
-widest A/A ratio of two identical runs' P99 from due
-(:mod:`lowlat.experiments.aa_rule`); the effect is shown when the lowest P99
-from due of all runs is above the highest P99 from push by more than it.
-Latencies in us.
+steadiest on a shared machine).
+
+The verdict is chapter 04a's rule (:mod:`lowlat.method.rule`, read by
+:func:`lowlat.method.readings.compare`): every round runs the stalled
+pipeline twice, identically (A and A', one after the other in the same
+session); the per-round ratio P99 from due / P99 from push must clear the
+threshold 1 + the A/A band's reach from 1 + 5% margin, the A/A band being
+A'/A of the P99 from due (the view that carries the stall).  At least three
+rounds: fewer give no band.  Latencies in us.
 """
 
 from __future__ import annotations
@@ -29,16 +33,23 @@ from lowlat.core.affinity import usable_cpus
 from lowlat.core.argcheck import real_arg
 from lowlat.core.pipeline import Faults
 from lowlat.core.validate import int_arg, power_of_two
-from lowlat.experiments.aa_rule import aa_threshold, clamp_us, read
 from lowlat.experiments.pipeline import demo_config, run
+from lowlat.method.readings import Reading, compare
+from lowlat.method.rule import AABand, aa_band
+
+
+def clamp_us(ns: float) -> float:
+    """A latency in us, at least 0.001 (a histogram's 0 would not divide)."""
+    return max(float(ns) / 1e3, 0.001)
 
 
 @dataclass(frozen=True)
 class Omission:
     """Per round (a list each, us): the stalled run's P99 from its due
     times and from its pushes, and the same for an identical second run (the
-    A/A pair).  ``threshold``: what the effect must clear (from the A/A
-    pair); ``hidden_ticks`` (stall x rate) the ticks due during the stall;
+    A/A pair).  ``aa``: the A/A band (A'/A of the P99 from due) whose
+    rule threshold (``threshold``, a factor) the effect must clear;
+    ``hidden_ticks`` (stall x rate) the ticks due during the stall;
     ``one_cpu``: the run had one usable CPU."""
 
     stall_ms: float
@@ -49,8 +60,13 @@ class Omission:
     p99_push_us: list[float]
     p99_due_again_us: list[float]
     p99_push_again_us: list[float]
-    threshold: float  # the widest A/A ratio of the P99 from due (the view that carries the stall)
+    aa: AABand  # A'/A of the P99 from due (the view that carries the stall)
     one_cpu: bool
+
+    @property
+    def threshold(self) -> float:
+        """The rule's threshold (a factor, e.g. 1.12): 1 + the A/A band's reach from 1 + margin."""
+        return self.aa.threshold.factor
 
     @property
     def hidden_ticks(self) -> float:
@@ -67,33 +83,26 @@ class Omission:
         r = sorted(self.ratios)
         return r[len(r) // 2]
 
-    @property
-    def separation(self) -> float:
-        """The lowest P99 from due over the highest P99 from push, across
-        every run (A and A'): how far apart the two views' bands lie."""
-        return min(self.p99_due_us + self.p99_due_again_us) / max(self.p99_push_us + self.p99_push_again_us)
-
-    @property
-    def shown(self) -> bool:
-        """The two views' bands lie apart by more than the threshold."""
-        return self.separation > self.threshold
-
-    def reading(self) -> str:
-        """The run's reading, with the threshold it used."""
-        r = read(
+    def compared(self) -> Reading:
+        """The rule's reading (:func:`lowlat.method.readings.compare`): the
+        push view predicted lower, the A/A band setting the threshold."""
+        return compare(
             f"P99 with a {self.stall_ms:g} ms consumer stall",
             ("from the push (closed-loop view)", self.p99_push_us),
             ("from the due time (open loop)", self.p99_due_us),
-            self.threshold,
+            unit="us",
+            aa=self.aa,
         )
-        push = self.p99_push_us + self.p99_push_again_us
-        verdict = "the effect" if self.shown else "not shown: the bands are too close (run longer, or a longer stall)"
-        lines = [
-            r.text,
-            f"  bands apart: lowest P99 from due / highest from push = {self.separation:,.1f}x "
-            f"vs threshold {self.threshold:.2f}x: {verdict}; the push view ranged {min(push):,.1f}-{max(push):,.1f} us "
-            "(its own noise: preemptions of the pipeline's threads)",
-        ]
+
+    @property
+    def shown(self) -> bool:
+        """The rule called the effect: the push view hid the stall."""
+        return self.compared().shown
+
+    def reading(self) -> str:
+        """The run's reading, with the threshold it used."""
+        r = self.compared()
+        lines = [r.text]
         if self.capacity >= self.hidden_ticks:
             lines.append(
                 f"  the ring ({self.capacity} ticks) holds every tick due during the stall "
@@ -120,7 +129,7 @@ def coordinated_omission(
     capacity: int = 8,
     rounds: int = 3,
 ) -> Omission:
-    """Runs ``rounds`` rounds of two identical open-loop runs at ``rate``
+    """Runs ``rounds`` rounds (3-20) of two identical open-loop runs at ``rate``
     ticks/s (1,000-200,000; default 50,000: 1,000 ticks due per 20 ms) for ``seconds`` (0.05-60) each, the consumer
     stalling ``stall_ms`` (0.1-1,000 ms, at most a fifth of the run) once at
     the middle tick, with a ring of ``capacity`` ticks (a power of two,
@@ -133,7 +142,7 @@ def coordinated_omission(
     capacity = power_of_two(capacity, "capacity")
     if capacity > 65_536:
         raise ValueError(f"capacity must be <= 65536 ticks, got {capacity}")
-    rounds = int_arg(rounds, "rounds", minimum=1, maximum=20)
+    rounds = int_arg(rounds, "rounds", minimum=3, maximum=20)
     ticks = max(1, round(rate * seconds))
     cfg = demo_config(
         ticks, rate, capacity=capacity, faults=Faults(stall_ns=round(stall_ms * 1e6), stall_at=ticks // 2)
@@ -142,16 +151,14 @@ def coordinated_omission(
     push: list[float] = []
     due2: list[float] = []
     push2: list[float] = []
-    for _ in range(rounds):
-        for d, p in ((due, push), (due2, push2)):
+    for k in range(rounds):
+        pair = ((due, push), (due2, push2))
+        for d, p in pair if k % 2 == 0 else pair[::-1]:  # alternating which goes first, as interleave() does
             res = run(cfg)
             d.append(clamp_us(res.intended.percentile(99)))
             p.append(clamp_us(res.sent.percentile(99)))
     # The open loop's P99 carries the stall: its A/A band sets the threshold.
-    # The push view sits near the floor, where a ratio of two noisy
-    # microsecond numbers says little; its whole range enters `separation`.
-    threshold = aa_threshold(due, due2)
-    return Omission(stall_ms, rate, ticks, capacity, due, push, due2, push2, threshold, len(usable_cpus()) < 2)
+    return Omission(stall_ms, rate, ticks, capacity, due, push, due2, push2, aa_band(due, due2), len(usable_cpus()) < 2)
 
 
 __all__ = ["Omission", "coordinated_omission"]

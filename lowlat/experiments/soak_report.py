@@ -16,6 +16,7 @@ from typing import Any
 from lowlat.core.outfile import atomic, write_text
 from lowlat.core.pipeline import Snapshot
 from lowlat.experiments.alert import AlertRule, rss_mib
+from lowlat.experiments.drift_rule import MIN_INTERVALS, read_drift
 
 RSS_MIN_HALF_RANGE_MIB = 4.0  # the RSS axis spans at least 8 MiB
 
@@ -102,7 +103,20 @@ class SoakReport:
                 f"{self.rss_source}); ring up to {s['max_watermark_fraction']:.0%} full; alert in "
                 f"{s['alert_intervals']} of {s['intervals']} intervals{part} ({AlertRule().describe()})"
             )
+        lines.extend(self.drift_lines())
         return lines
+
+    def drift_lines(self) -> list[str]:
+        """The drift rule (:mod:`lowlat.experiments.drift_rule`) on the
+        complete intervals' P99 and RSS, the threshold from the soak's own
+        interval-to-interval noise (no clean run to compare with); a line
+        saying so when there are fewer than 6 complete intervals."""
+        full = [iv for iv in self.intervals if not iv["partial"] and iv["ticks"] > 0 and iv["p99_us"]]
+        if len(full) < MIN_INTERVALS:
+            return [f"  drift: {len(full)} complete intervals, the rule needs {MIN_INTERVALS}: run longer to read it"]
+        p99 = read_drift("P99", [max(iv["p99_us"], 0.001) for iv in full], unit="us")
+        rss = read_drift("RSS", [max(iv["rss_mib"], 0.001) for iv in full], unit="MiB")
+        return ["  drift " + p99.text(), "  drift " + rss.text()]
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -1,0 +1,174 @@
+"""Drift, with a positive control (chapter 05b's lesson): a short soak of the
+real C pipeline whose work grows on purpose
+(:attr:`lowlat.core.pipeline.Faults.grow_ns_per_s`), or whose process leaks
+memory on purpose (``leak_mib``: this process allocates and touches that
+many MiB, in equal steps, one per interval), is flagged by the soak's drift
+rule (:mod:`lowlat.experiments.drift_rule`); the same run without injection
+is not.
+
+Both runs are one background run each
+(:func:`lowlat.core.pipeline.start` with ``intervals=True``, as the soak
+runs), cut every ``seconds / intervals``: per interval the P99 (us, from
+each tick's due time) and the RSS (MiB).  The threshold comes from the
+clean run's interval-to-interval noise (its consecutive intervals as an A/A
+band, chapter 04a's rule: 1 + reach + 5% margin), printed with the verdict.
+
+Why growing work shows with a margin: once a tick's work passes the tick
+period (``1 / rate``), the consumer falls behind and the backlog, hence the
+latency, grows each interval; the default growth crosses the period about
+two thirds into the run.  On one CPU the two threads take turns, which
+widens the clean run's noise; the injected growth still dominates (it is
+work, not timing), so the outcome is the same, said in the reading.
+The pipeline is :func:`lowlat.experiments.pipeline.demo_config`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from lowlat.core.affinity import usable_cpus
+from lowlat.core.argcheck import real_arg
+from lowlat.core.pipeline import Faults, start
+from lowlat.core.pipeline_faults import MAX_GROW_NS_PER_S
+from lowlat.core.validate import int_arg
+from lowlat.experiments.alert import rss_mib
+from lowlat.experiments.drift_rule import MIN_INTERVALS, DriftReading, interval_noise, read_drift
+from lowlat.experiments.pipeline import demo_config
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Series:
+    """One run's intervals: ``p99_us`` (us, at least 0.001) and ``rss_mib`` (MiB)."""
+
+    p99_us: tuple[float, ...]
+    rss_mib: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The clean run and the injected one, read by the drift rule against
+    the clean run's interval-to-interval noise.  ``injected``: what was
+    injected (words); ``one_cpu``: the runs had one usable CPU."""
+
+    injected: str
+    rate: float
+    seconds: float
+    clean: Series
+    drifting: Series
+    clean_p99: DriftReading
+    drifting_p99: DriftReading
+    clean_rss: DriftReading
+    drifting_rss: DriftReading
+    one_cpu: bool
+
+    @property
+    def detected(self) -> bool:
+        """The injected run was flagged (its P99 or its RSS drifted)."""
+        return self.drifting_p99.drift or self.drifting_rss.drift
+
+    @property
+    def false_alarm(self) -> bool:
+        """The clean run was flagged."""
+        return self.clean_p99.drift or self.clean_rss.drift
+
+    @property
+    def shown(self) -> bool:
+        return self.detected and not self.false_alarm
+
+    def reading(self) -> str:
+        """Each series' drift line (threshold and origin included), then the verdict."""
+        lines = [
+            f"drift, {self.seconds:g} s at {self.rate:,.0f} ticks/s, {len(self.clean.p99_us)} intervals; "
+            f"injected: {self.injected}",
+            "  clean    " + self.clean_p99.text(),
+            "  clean    " + self.clean_rss.text(),
+            "  injected " + self.drifting_p99.text(),
+            "  injected " + self.drifting_rss.text(),
+        ]
+        if self.shown:
+            lines.append(
+                "  -> the injected drift was flagged, the clean run was not: the rule sees a drift it is shown"
+            )
+        elif self.false_alarm:
+            lines.append("  -> the clean run was flagged too: this machine's noise moved during it; run longer")
+        else:
+            lines.append("  -> the injected drift was not flagged: its trend stayed within the clean run's noise")
+        if self.one_cpu:
+            lines.append(
+                "  one usable CPU: the threads take turns, which widens the clean run's noise; the injected work "
+                "still grows the backlog, so the outcome is the same"
+            )
+        return "\n".join(lines)
+
+
+def _soak(cfg_faults: Faults, rate: float, seconds: float, intervals: int, leak_mib: float) -> Series:
+    """One background run cut ``intervals`` times; ``leak_mib`` MiB allocated and touched in equal steps."""
+    cfg = demo_config(max(1, round(rate * seconds)), rate, faults=cfg_faults)
+    step = round(leak_mib * MIB / intervals)
+    leaked: list[bytearray] = []
+    p99: list[float] = []
+    rss: list[float] = []
+    every = seconds / intervals
+    with start(cfg, intervals=True) as run:
+        t0 = time.monotonic()
+        for k in range(intervals):
+            if step:
+                leaked.append(bytearray(b"\x01") * step)  # touched: every page resident
+            time.sleep(max(0.0, t0 + (k + 1) * every - time.monotonic()))
+            lat = run.cut().latency
+            p99.append(max(lat.percentile(99) / 1e3, 0.001) if lat.count else 0.001)
+            rss.append(rss_mib()[0])
+    del leaked
+    return Series(tuple(p99), tuple(rss))
+
+
+def drift(
+    grow_ns_per_s: int = 60_000,
+    *,
+    leak_mib: float = 0.0,
+    rate: float = 10_000.0,
+    seconds: float = 2.0,
+    intervals: int = 8,
+) -> Drift:
+    """A clean run, then the same run with ``grow_ns_per_s`` (0-1,000,000
+    ns of extra work per tick per second) and ``leak_mib`` (0-4,096 MiB
+    allocated over the run), each ``seconds`` (0.5-3,600: a chapter may run
+    it for minutes) at ``rate`` ticks/s (1,000-200,000), cut into
+    ``intervals`` intervals (6-1,000, each at least 0.05 s).  At least one
+    injection must be asked for.  Returns both runs read by the drift rule."""
+    grow_ns_per_s = int_arg(grow_ns_per_s, "grow_ns_per_s", minimum=0, maximum=MAX_GROW_NS_PER_S)
+    leak_mib = real_arg(leak_mib, "leak_mib", minimum=0.0, maximum=4096.0)
+    rate = real_arg(rate, "rate", minimum=1_000.0, maximum=200_000.0)
+    seconds = real_arg(seconds, "seconds", minimum=0.5, maximum=3_600.0)
+    intervals = int_arg(intervals, "intervals", minimum=MIN_INTERVALS, maximum=1_000)
+    if seconds / intervals < 0.05:
+        raise ValueError(f"intervals {intervals} makes intervals of {seconds / intervals:g} s; at least 0.05 s each")
+    if not grow_ns_per_s and not leak_mib:
+        raise ValueError("grow_ns_per_s and leak_mib are both 0: inject one of them (a drift to detect)")
+    clean = _soak(Faults(), rate, seconds, intervals, 0.0)
+    drifting = _soak(Faults(grow_ns_per_s=grow_ns_per_s), rate, seconds, intervals, leak_mib)
+    p99_noise, rss_noise = interval_noise(clean.p99_us, "P99"), interval_noise(clean.rss_mib, "RSS")
+    parts = []
+    if grow_ns_per_s:
+        parts.append(f"work growing {grow_ns_per_s:,} ns per tick per s (tick period {1e9 / rate:,.0f} ns)")
+    if leak_mib:
+        parts.append(f"a leak of {leak_mib:g} MiB over the run")
+    origin = "the clean run's interval-to-interval band"
+    return Drift(
+        ", ".join(parts),
+        rate,
+        seconds,
+        clean,
+        drifting,
+        read_drift("P99", clean.p99_us, unit="us", noise=p99_noise, origin=origin),
+        read_drift("P99", drifting.p99_us, unit="us", noise=p99_noise, origin=origin),
+        read_drift("RSS", clean.rss_mib, unit="MiB", noise=rss_noise, origin=origin),
+        read_drift("RSS", drifting.rss_mib, unit="MiB", noise=rss_noise, origin=origin),
+        len(usable_cpus()) < 2,
+    )
+
+
+__all__ = ["Drift", "Series", "drift"]
