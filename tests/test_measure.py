@@ -4,6 +4,7 @@ verdicts (on synthetic costs: no timing), and the counter tools' fallbacks."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
@@ -177,3 +178,20 @@ def test_noise_gate_cancels_an_order_effect_in_its_aa_band() -> None:
     aa = g.metrics["t"].aa_ratios
     assert list(aa) == [0.5, 2.0] * 3
     assert list(g.metrics["t"].ratios) == [0.5, 1.0] * 3  # B always in the middle: it never opens a round
+
+
+def test_one_cpu_checklist_names_the_pipelines_own_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On one usable CPU the involuntary switches are the producer and the
+    consumer taking turns: the checklist says so before blaming other tasks,
+    and its load line says the load average counts this process's threads."""
+    from lowlat.experiments import pipeline as pl
+
+    usage = troubleshoot.with_usage(lambda: pl.run(pl.best_config(ticks=2_000, rate=100_000)))
+    usage = dataclasses.replace(usage, involuntary_switches=500)  # many, whatever this machine did
+    monkeypatch.setattr(troubleshoot, "usable_cpus", lambda: [0])
+    found = {f.question: f for f in troubleshoot.checklist(usage, steal_sample_s=0.0)}
+    pre = next(f for q, f in found.items() if "preempted" in q)
+    assert "own two threads taking turns" in pre.advice
+    assert "other runnable tasks took the CPUs" not in pre.advice
+    other = next(f for q, f in found.items() if "other load" in q)
+    assert "own runnable threads included" in other.found

@@ -287,3 +287,29 @@ def test_a_short_soak_named_png_keeps_its_json_and_writes_the_plot_apart(tmp_pat
     assert (tmp_path / "result-drift.png").read_bytes()[:4] == b"\x89PNG"
     assert "so the plot goes to" in lines[0]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_summary_medians_are_of_complete_intervals_only() -> None:
+    """The summary's medians are true medians (an even count averages the
+    middle two) of the complete intervals; a partial one is read apart."""
+    from lowlat.experiments.soak_report import SoakReport, rss_change
+
+    def iv(t: float, p99: float, partial: bool = False) -> dict:
+        return dict(
+            t_s=t,
+            ticks=10,
+            p50_us=1.0,
+            p99_us=p99,
+            max_us=p99,
+            rss_mib=100.0 + t / 100,
+            watermark=1,
+            watermark_fraction=0.01,
+            alert=False,
+            partial=partial,
+        )
+
+    rep = SoakReport(1.0, 1000.0, 10.0, "cfg", "m", "now", "statm")
+    rep.intervals = [iv(10, 10.0), iv(20, 20.0), iv(30, 30.0), iv(40, 40.0), iv(41, 5000.0, partial=True)]
+    s = rep.summary()
+    assert s["p99_median_us"] == 25.0 and s["p99_last_us"] == 40.0
+    assert rss_change(rep.intervals[:4]) == "+0.30 MiB over 0.5 min"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ from lowlat.core.outfile import atomic, write_text
 from lowlat.core.pipeline import Snapshot
 from lowlat.experiments.alert import AlertRule, rss_mib
 from lowlat.experiments.drift_rule import MIN_INTERVALS, read_drift
+
+RSS_MIN_HALF_RANGE_MIB = 4.0  # the RSS axis spans at least 8 MiB
 
 
 @dataclass
@@ -61,13 +64,12 @@ class SoakReport:
         }
         if full:
             first, last = full[0], full[-1]
-            p99s = sorted(iv["p99_us"] for iv in full)
             out.update(
                 p99_first_us=first["p99_us"],
                 p99_last_us=last["p99_us"],
                 p99_drift=last["p99_us"] / first["p99_us"] if first["p99_us"] > 0 else math.nan,
-                p99_median_us=p99s[len(p99s) // 2],
-                p50_median_us=sorted(iv["p50_us"] for iv in full)[len(full) // 2],
+                p99_median_us=statistics.median(iv["p99_us"] for iv in full),
+                p50_median_us=statistics.median(iv["p50_us"] for iv in full),
                 max_us=max(iv["max_us"] for iv in full),
                 rss_first_mib=first["rss_mib"],
                 rss_last_mib=last["rss_mib"],
@@ -133,6 +135,15 @@ def clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+def rss_change(intervals: list[dict[str, Any]]) -> str:
+    """The RSS change over ``intervals`` in words: "+0.31 MiB over 2.0 min"."""
+    if len(intervals) < 2:
+        return "one interval"
+    d = intervals[-1]["rss_mib"] - intervals[0]["rss_mib"]
+    minutes = (intervals[-1]["t_s"] - intervals[0]["t_s"]) / 60
+    return f"{d:+.2f} MiB over {minutes:.1f} min"
+
+
 def ring_capacity(report: SoakReport) -> int | None:
     """The ring's capacity (ticks), read back from the intervals (watermark
     over its fraction); ``None`` when no interval saw a tick in the ring."""
@@ -193,14 +204,14 @@ def plot_drift(report: SoakReport, path: str | Path) -> Path:
         marker="o",
         markersize=3,
         color="C4",
-        label=f"RSS (MiB, {report.rss_source})",
+        label=f"RSS (MiB, {report.rss_source}; {rss_change(ivs)})",
     )
     if part:
         ax_rss.plot([iv["t_s"] for iv in part], [iv["rss_mib"] for iv in part], "o", mfc="none", color="C4")
     rss = [iv["rss_mib"] for iv in every]
-    if rss:  # at least 1 MiB of range, so a flat RSS looks flat, not like noise magnified
+    if rss:  # at least 8 MiB of range: a few hundred KiB of Python objects must not look like a leak
         mid = (max(rss) + min(rss)) / 2
-        half = max(0.5, (max(rss) - min(rss)) / 2 * 1.2)
+        half = max(RSS_MIN_HALF_RANGE_MIB, (max(rss) - min(rss)) / 2 * 1.2)
         ax_rss.set_ylim(mid - half, mid + half)
     ax_rss.set_ylabel("RSS (MiB)")
     ax_rss.set_xlabel("time since the start (s; each point: the interval ending then)")

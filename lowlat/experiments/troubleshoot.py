@@ -227,7 +227,14 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
     busy = load is not None and load > n - 0.5  # the same test as the load line below
     # Who took the CPUs: the load line below settles whether other runnable tasks competed.
     # When it clears them, name what a load average hardly shows.
-    if busy:
+    if n < 2:
+        # One usable CPU: the producer and the consumer can only take turns on
+        # it, and each turn the scheduler forces is an involuntary switch.
+        takers = (
+            "most likely the pipeline's own two threads taking turns on the one usable CPU (each forced turn is a "
+            "switch), besides any other runnable task; two usable CPUs would separate them"
+        )
+    elif busy:
         takers = "other runnable tasks took the CPUs (the load below is high)"
     else:
         takers = (
@@ -237,7 +244,7 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
             else "the load below shows no steady competition, so the CPUs went to work it averages away: "
             "other threads of this process (the notebook's kernel, a monitor), short-lived tasks, kernel "
             "threads (interrupt handling, kworkers)"
-        ) + (", or the two threads themselves taking turns on one CPU" if n < 2 else "")
+        )
     if usage is not None:
         r = usage.result
         st = stalls(r)
@@ -274,7 +281,10 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
     out.append(
         Finding(
             "Is there other load?",
-            f"load average {load:.2f} on {n} usable CPU(s)" if load is not None else "no load average here",
+            f"load average {load:.2f} on {n} usable CPU(s), this process's own runnable threads included (a "
+            "pipeline's two spinning threads add up to 2 while they run)"
+            if load is not None
+            else "no load average here",
             "n/a" if load is None else ("warn" if busy else "ok"),
             "close other programs; the benchmark wants its cores to itself" if busy else "",
         )
