@@ -52,7 +52,7 @@ def test_tour_runs_and_points_onwards() -> None:
     res = run("tour")
     assert res.returncode == 0, res.stderr
     assert "lowlat doctor" in res.stdout and "spsc_items_per_s" in res.stdout
-    assert "jupyter lab chapters/" in res.stdout
+    assert "jupyter lab from the repository root" in res.stdout and "chapters/00_start_here.ipynb" in res.stdout
 
 
 def test_usage_errors_are_argparse_errors() -> None:
@@ -60,3 +60,12 @@ def test_usage_errors_are_argparse_errors() -> None:
     assert res.returncode == 2 and "invalid choice" in res.stderr
     res = run()
     assert res.returncode == 2
+
+
+def test_tour_prefetch_verb_follows_the_numbers() -> None:
+    from lowlat.__main__ import _prefetch_line
+
+    assert _prefetch_line(0.386, 0.014).startswith("prefetching cut") and "38.6%" in _prefetch_line(0.386, 0.014)
+    assert _prefetch_line(0.25, 0.20).startswith("prefetching only trimmed")
+    busy = _prefetch_line(0.25, 0.251)
+    assert busy.startswith("prefetching did not lower") and "25.0%" in busy and "25.1%" in busy
