@@ -8,7 +8,8 @@ it reads, so that authors can follow them:
 - **Lessons**: a markdown cell holding a ``## Lessons`` heading followed by
   a numbered list (``1. ...``), at most five items.  A notebook without it
   is reported (its "You will learn to" objectives, if any, are shown
-  instead, marked as such).
+  instead, marked as such), except ``chapters/00_start_here.ipynb``, the
+  course's entry page, which has none on purpose.
 - **Stated time**: in the first markdown cell, ``Time: 45 min`` (bold,
   "about", "minutes", a range ``40-50 min`` (the upper end counts) or hours
   ``1.5 h`` accepted).
@@ -50,6 +51,7 @@ MAX_PARAGRAPH = 120
 MAX_COURSE_WORDS = 18_000
 MAX_LESSONS = 5
 TIME_SLACK = 0.10  # the stated time may fall short of the computed one by 10%
+NO_LESSONS = ("chapters", "00_start_here.ipynb")  # the entry page: no lessons list on purpose
 
 _WORD = re.compile(r"[^\W_]+(?:['’.\-][^\W_]+)*")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -219,9 +221,14 @@ def report(path: Path) -> Report:
     return r
 
 
+def _lessons_exempt(path: Path) -> bool:
+    """Whether a notebook needs no ``## Lessons`` list (the course's entry page)."""
+    return (path.parent.name, path.name) == NO_LESSONS
+
+
 def _problems(r: Report) -> list[str]:
     out = []
-    if not r.lessons or r.objectives:
+    if (not r.lessons or r.objectives) and not _lessons_exempt(r.path):
         out.append("no '## Lessons' numbered list")
     elif len(r.lessons) > MAX_LESSONS:
         out.append(f"{len(r.lessons)} lessons (at most {MAX_LESSONS})")

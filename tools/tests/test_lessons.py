@@ -105,6 +105,16 @@ def test_missing_lessons_time_and_run_times_are_reported(tmp_path: Path) -> None
     assert "2 (objectives)" in out and "+?" in out and "none" in out
 
 
+def test_the_start_page_needs_no_lessons_list(tmp_path: Path) -> None:
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "other").mkdir()
+    cells = [md(TOP), code("x = 1")]
+    start = lessons.report(write(tmp_path / "chapters", "00_start_here.ipynb", cells))
+    assert not start.lessons and not start.problems
+    for folder, name in (("chapters", "00_other.ipynb"), ("other", "00_start_here.ipynb")):
+        assert "no '## Lessons' numbered list" in lessons.report(write(tmp_path / folder, name, cells)).problems
+
+
 def test_the_course_word_budget(tmp_path: Path) -> None:
     big = [md(" ".join(["w"] * 2_400))]
     reports = [lessons.report(write(tmp_path, f"n{i}.ipynb", big)) for i in range(8)]
