@@ -180,6 +180,7 @@ def test_page_faults_are_sized_in_bytes() -> None:
     assert alloc.page_faults(nbytes=1).pages == 1
     default = alloc.page_faults()  # 64 MiB, whatever the page size
     assert default.pages * page >= alloc.FAULT_BYTES > (default.pages - 1) * page
+    assert 0 <= default.second_faults < default.minor_faults  # the second touch finds the pages mapped
     assert alloc.page_faults(3).pages == 3  # the older form: a page count
     with pytest.raises(ValueError, match="give pages or nbytes, not both"):
         alloc.page_faults(3, nbytes=4096)

@@ -239,11 +239,13 @@ int ll_bench_page_faults(uint64_t pages, ll_fault_result *out)
     for (uint64_t i = 0; i < done; i++)
         m[i * page] = 2;
     uint64_t t2 = ll_now_ns();
+    uint64_t f2 = minor_faults();
     out->pages = done;
     out->page_size = page;
     out->first_touch_ns = done ? (double)(t1 - t0) / (double)done : 0.0;
     out->prefaulted_ns = done ? (double)(t2 - t1) / (double)done : 0.0;
     out->minor_faults = f1 - f0;
+    out->second_faults = f2 - f1;
     munmap(m, bytes);
     return done < pages ? LL_STOPPED : LL_OK;
 }

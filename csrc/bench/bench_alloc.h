@@ -48,6 +48,7 @@ typedef struct {
     double first_touch_ns; /* per page: the fault, zeroing, mapping */
     double prefaulted_ns;  /* per page: touching it again */
     uint64_t minor_faults; /* getrusage ru_minflt during the first touch */
+    uint64_t second_faults; /* ru_minflt during the second touch (expected 0) */
 } ll_fault_result;
 
 /* Maps `pages` fresh pages (huge pages disabled where possible), touches

@@ -179,7 +179,8 @@ class PageFaults:
     page_size: int
     first_touch_ns: float
     prefaulted_ns: float
-    minor_faults: int
+    minor_faults: int  # during the first touch
+    second_faults: int = 0  # during the second touch: none expected
 
 
 FAULT_BYTES = 64 * 2**20  # the page-fault test's default size, whatever the page size
@@ -201,7 +202,14 @@ def page_faults(pages: int | None = None, *, nbytes: int | None = None) -> PageF
         pages = -(-size // page)
     out = ffi.new("ll_fault_result *")
     check_status(lib.ll_bench_page_faults(int_arg(pages, "pages", minimum=1), out), "page-fault benchmark")
-    return PageFaults(int(out.pages), int(out.page_size), out.first_touch_ns, out.prefaulted_ns, int(out.minor_faults))
+    return PageFaults(
+        int(out.pages),
+        int(out.page_size),
+        out.first_touch_ns,
+        out.prefaulted_ns,
+        int(out.minor_faults),
+        int(out.second_faults),
+    )
 
 
 __all__ = [
