@@ -89,3 +89,16 @@ def test_reallocate_refusal_says_quantiles_do_not_add() -> None:
     rep = Budget(150, [("a", 60), ("b", 60)]).report(_disjoint_tails(0.015), 99)
     with pytest.raises(ValueError, match="the end-to-end percentile may still be within it"):
         Budget(150, [("a", 60), ("b", 60)]).reallocated(rep)
+
+
+def test_an_overruns_shares_add_up_to_it_as_shown() -> None:
+    from lowlat.experiments.budget import _shown
+
+    ate = [("inference", 4.34), ("risk", 0.24), ("encode", 0.26), ("recv", 2.14), ("parse", 0.46), (RESERVE, 2.16)]
+    shown = _shown(ate, 9.6)
+    assert round(sum(us for _, us in shown), 1) == 9.6
+    assert [who for who, _ in shown] == [who for who, _ in ate]
+    assert all(abs(us - exact) < 0.1 + 1e-9 for (_, us), (_, exact) in zip(shown, ate))
+    assert _shown([], 0.0) == []
+    rep = Budget(20, [("x", 10.0)]).report({"x": np.full(100, 14.26e3)}, 99)  # 4.26 us over: 4.3 shown
+    assert rep.sentences() == ["x overran its 10 us by 4.3 us at P99, eating 4.3 us of the reserve"]
