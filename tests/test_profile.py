@@ -51,10 +51,10 @@ def test_collapse_names_threads_and_marks_kernel_frames() -> None:
     folded = profile.collapse_perf_script(SCRIPT, NAMES)
     assert folded == {
         "python;main thread;Py_RunMain;_PyEval_EvalFrameDefault": 1,
-        "python;consumer_main;__sched_yield;do_sched_yield_[k];__schedule_[k]": 2,
+        "python;consumer_main;[chain truncated];__sched_yield;do_sched_yield_[k];__schedule_[k]": 2,
         "python;consumer_main": 1,
         "python;producer_main;__vdso_clock_gettime": 1,
-        "python;producer_main": 1,
+        "python;producer_main;[chain truncated]": 1,  # no known frame at all
     }
     assert sum(folded.values()) == 6  # every sample kept
     assert profile.share(folded, "sched_yield") == pytest.approx(2 / 6)
@@ -76,8 +76,8 @@ def test_flamegraph_is_valid_deterministic_svg() -> None:
     root = ET.fromstring(svg)  # well-formed XML, title escaped
     ns = "{http://www.w3.org/2000/svg}"
     titles = [t.text or "" for t in root.iter(f"{ns}title")]
-    # one rectangle per distinct frame position: all, python, 3 threads, and their frames
-    assert len(titles) == 11
+    # one rectangle per distinct frame position: all, python, 3 threads, and their frames (two truncated chains' marks)
+    assert len(titles) == 13
     assert any(t.startswith("all (6 samples") for t in titles)
     assert any(t.startswith("consumer_main (3 samples, 50.00%)") for t in titles)
     assert "rgb(120,90,220)" in svg  # the highlighted sched_yield frames
@@ -173,3 +173,11 @@ def test_doctor_reports_perf(monkeypatch: pytest.MonkeyPatch) -> None:
     rep = doctor.diagnose()
     assert dict(rep.facts)["perf"].startswith("no: perf is not installed (perf_event_paranoid 2, not root)")
     assert any(n.startswith("No perf:") for n in rep.notes)
+
+
+def test_record_names_the_pipeline_threads_by_their_c_symbols() -> None:
+    import inspect
+
+    names = inspect.signature(profile.record).parameters["thread_names"].default
+    header = (Path(__file__).resolve().parents[1] / "csrc" / "pipeline_impl.h").read_text()
+    assert names and all(re.search(rf"\b{n}\(", header) for n in names)

@@ -26,6 +26,7 @@ from lowlat.core.validate import int_arg
 
 KERNEL_SUFFIX = "_[k]"  # appended to kernel frames in folded stacks (the flamegraph.pl convention)
 UNKNOWN = "[unknown]"
+TRUNCATED = "[chain truncated]"  # put below a named thread whose sample's call chain stopped short of its function
 _HEADER = re.compile(r"^(?P<comm>\S.*?)\s+(?:(?P<pid>\d+)/)?(?P<tid>\d+)\s*(?:\[\d+\])?\s*(?:[\d.]+:)?.*$")
 
 
@@ -90,7 +91,9 @@ def collapse_perf_script(text: str, thread_names: tuple[str, ...] = (), keep_unk
     process's name, then its thread: a thread whose samples contain one of
     ``thread_names`` (e.g. ``producer_main``) is named after it and its
     frames start below that frame (code built without frame pointers
-    loses the frames above); the thread whose id is the process id is
+    loses the frames above; a sample of that thread whose chain stops
+    short of the frame gets a ``[chain truncated]`` frame under the thread's
+    name instead); the thread whose id is the process id is
     ``main thread``; any other is named after its most frequent outermost
     known frame.  ``[unknown]`` frames (no symbol, or a broken frame-pointer
     chain) are dropped unless ``keep_unknown``; kernel frames end in ``_[k]``."""
@@ -124,6 +127,8 @@ def collapse_perf_script(text: str, thread_names: tuple[str, ...] = (), keep_unk
         chain = list(reversed(frames))  # outermost first
         if name in chain:
             chain = chain[chain.index(name) + 1 :]
+        elif name in thread_names:
+            chain = [TRUNCATED, *chain]  # the unwinder never reached the thread's function: callers are missing
         if not keep_unknown:
             chain = [f for f in chain if f != UNKNOWN]
         folded[";".join([comm or "?", name, *chain])] += 1

@@ -115,7 +115,7 @@ def record(
     cmd: list[str],
     *,
     frequency: int = 999,
-    thread_names: tuple[str, ...] = ("producer_main", "consumer_main"),
+    thread_names: tuple[str, ...] = ("ll_pipeline__producer_main", "ll_pipeline__consumer_main"),
     tool: str = "auto",
     report_lines: int = 25,
     timeout_s: float = 120.0,
