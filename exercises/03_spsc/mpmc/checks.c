@@ -15,6 +15,10 @@ static void destroy(mpmc_queue *q) { GRADE_CALL(mpmc_destroy, q); }
 static bool push(mpmc_queue *q, uint64_t v) { return GRADE_CALL(mpmc_try_push, q, v); }
 static bool pop(mpmc_queue *q, uint64_t *v) { return GRADE_CALL(mpmc_try_pop, q, v); }
 static void set_position(mpmc_queue *q, uint64_t pos) { GRADE_CALL(mpmc_debug_set_position, q, pos); }
+static void position(const mpmc_queue *q, uint64_t *enq, uint64_t *deq)
+{
+    GRADE_CALL(mpmc_debug_position, q, enq, deq);
+}
 
 /* Where the wrap checks start the tickets, and what breaks at each point. */
 static const uint64_t wrap_starts[] = {(1ull << 32) - 5, (1ull << 63) - 5, UINT64_MAX - 4};
@@ -24,6 +28,162 @@ static const char *wrap_names[] = {"tickets started at 2^32 - 5 (mpmc_debug_set_
 static const char *wrap_why[] = {"a ticket or sequence number narrower than 64 bits wraps at 2^32",
                                  "a signed difference computed by subtracting signed values overflows at 2^63",
                                  "the tickets themselves wrap at 2^64: compare them as a signed difference"};
+
+/* ---- the test hook itself ---------------------------------------------------
+ * The wrap checks mean something only if mpmc_debug_set_position really moves
+ * the tickets: a hook that does nothing starts them at 0, and a queue with
+ * 32-bit tickets (which livelocks after 2^32 operations) passes.  So after
+ * every set, push and pop the getter mpmc_debug_position must report the
+ * position set plus the successful operations, as full 64-bit counts, while
+ * the values come out right across 2^32 and 2^64.  A getter that reports the
+ * real tickets of a queue whose hook does nothing gives the operations alone
+ * (caught); one whose tickets are 32 bits wide loses the high half at 2^32
+ * (caught).  What no call can show: a getter that adds a hidden offset to
+ * tickets the hook never moved; README.md says so. */
+
+/* A ticket as the messages write it: "2^32 + 2", "2^64 - 3", or decimal. */
+static const char *ticket_str(uint64_t t, char *buf, size_t n)
+{
+    const uint64_t near = 1ull << 20;
+    const uint64_t bases[] = {1ull << 32, 1ull << 63};
+    const char *names[] = {"2^32", "2^63"};
+    if (t < near) {
+        snprintf(buf, n, "%llu", (unsigned long long)t);
+        return buf;
+    }
+    if (t > UINT64_MAX - near) {
+        snprintf(buf, n, "2^64 - %llu", (unsigned long long)(0 - t));
+        return buf;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        if (t >= bases[i] && t - bases[i] < near) {
+            snprintf(buf, n, "%s + %llu", names[i], (unsigned long long)(t - bases[i]));
+            return buf;
+        }
+        if (t < bases[i] && bases[i] - t < near) {
+            snprintf(buf, n, "%s - %llu", names[i], (unsigned long long)(bases[i] - t));
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%llu", (unsigned long long)t);
+    return buf;
+}
+
+/* 0 when mpmc_debug_position gives enqueue `enq` and dequeue `deq`, else a
+ * failure naming the defect.  `set` is the position set (`was_set`: by
+ * mpmc_debug_set_position, not a new queue's 0); `reused`: set on a queue
+ * that had been used before. */
+static int expect_position(const mpmc_queue *q, uint64_t set, bool was_set, bool reused, uint64_t enq, uint64_t deq,
+                           size_t cap)
+{
+    /* Poison first: a getter that writes nothing reads as these. */
+    uint64_t ge = 0xdeadbeefdeadbeefull, gd = 0xdeadbeefdeadbeefull;
+    position(q, &ge, &gd);
+    if (ge == enq && gd == deq)
+        return 0;
+    char b[6][48];
+    char where[256];
+    if (was_set && enq == set && deq == set)
+        snprintf(where, sizeof where, "right after mpmc_debug_set_position(q, %s) on a%s queue of capacity %zu",
+                 ticket_str(set, b[0], sizeof b[0]), reused ? "n emptied, already used" : " new", cap);
+    else if (was_set)
+        snprintf(where, sizeof where,
+                 "after mpmc_debug_set_position(q, %s) on a%s queue of capacity %zu, then %llu successful pushes "
+                 "and %llu successful pops",
+                 ticket_str(set, b[0], sizeof b[0]), reused ? "n emptied, already used" : " new", cap,
+                 (unsigned long long)(enq - set), (unsigned long long)(deq - set));
+    else
+        snprintf(where, sizeof where, "on a new queue of capacity %zu", cap);
+    const char *why;
+    if (ge == 0xdeadbeefdeadbeefull && gd == 0xdeadbeefdeadbeefull)
+        why = "mpmc_debug_position wrote neither *enqueue nor *dequeue";
+    else if (was_set && set != 0 && ge == enq - set && gd == deq - set)
+        why = "the tickets counted from 0, not from the position set: mpmc_debug_set_position does nothing (so the "
+              "wrap checks would test no wrap-around at all), or mpmc_debug_position does not report the tickets "
+              "the queue uses";
+    else if ((uint32_t)ge == (uint32_t)enq && (uint32_t)gd == (uint32_t)deq)
+        why = "right in the low 32 bits only: a ticket narrower than 64 bits (it wraps at 2^32, and a queue that "
+              "compares such tickets livelocks after 2^32 operations)";
+    else if (ge == deq && gd == enq)
+        why = "enqueue and dequeue swapped";
+    else
+        why = "each successful push must add 1 to enqueue and each successful pop 1 to dequeue, a failed one "
+              "nothing, starting from the position set (0 for a new queue)";
+    return grade_fail("mpmc_debug_position gave enqueue %s, dequeue %s %s; expected %s and %s: %s",
+                      ticket_str(ge, b[1], sizeof b[1]), ticket_str(gd, b[2], sizeof b[2]), where,
+                      ticket_str(enq, b[3], sizeof b[3]), ticket_str(deq, b[4], sizeof b[4]), why);
+}
+
+static const uint64_t hook_starts[] = {(1ull << 32) - 3, (1ull << 63) - 3, UINT64_MAX - 2};
+
+/* Set `start` on q (empty), then three laps of fill, refused push, drain and
+ * refused pop, the getter checked after every call and the values FIFO. */
+static int hook_laps(mpmc_queue *q, size_t cap, uint64_t start, bool reused)
+{
+    char b[48];
+    set_position(q, start);
+    uint64_t enq = start, deq = start, next = 1, v;
+    if (expect_position(q, start, true, reused, enq, deq, cap))
+        return 1;
+    for (int lap = 0; lap < 3; lap++) {
+        uint64_t first = next;
+        for (size_t i = 0; i < cap; i++) {
+            if (!push(q, next++))
+                return grade_fail("after mpmc_debug_set_position(q, %s), capacity %zu: push %zu failed with %zu items "
+                                  "in the queue (enqueue ticket %llu after the position set)",
+                                  ticket_str(start, b, sizeof b), cap, i + 1, i, (unsigned long long)(enq - start));
+            if (expect_position(q, start, true, reused, ++enq, deq, cap))
+                return 1;
+        }
+        if (push(q, 999999))
+            return grade_fail(
+                "after mpmc_debug_set_position(q, %s): push %zu succeeded on a full queue of capacity %zu",
+                ticket_str(start, b, sizeof b), cap + 1, cap);
+        if (expect_position(q, start, true, reused, enq, deq, cap))
+            return 1;
+        for (size_t i = 0; i < cap; i++) {
+            if (!pop(q, &v))
+                return grade_fail("after mpmc_debug_set_position(q, %s), capacity %zu: pop %zu failed with %zu items "
+                                  "in the queue",
+                                  ticket_str(start, b, sizeof b), cap, i + 1, cap - i);
+            if (v != first + i)
+                return grade_fail("after mpmc_debug_set_position(q, %s), capacity %zu: pop %zu returned %llu, "
+                                  "expected %llu",
+                                  ticket_str(start, b, sizeof b), cap, i + 1, (unsigned long long)v,
+                                  (unsigned long long)(first + i));
+            if (expect_position(q, start, true, reused, enq, ++deq, cap))
+                return 1;
+        }
+        if (pop(q, &v))
+            return grade_fail("after mpmc_debug_set_position(q, %s): pop from an empty queue returned %llu",
+                              ticket_str(start, b, sizeof b), (unsigned long long)v);
+        if (expect_position(q, start, true, reused, enq, deq, cap))
+            return 1;
+    }
+    return 0;
+}
+
+static int check_hook(const char *arg)
+{
+    (void)arg;
+    size_t caps[] = {2, 8};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        mpmc_queue *q = create(caps[c]);
+        if (!q)
+            return grade_fail("mpmc_create(%zu) returned NULL", caps[c]);
+        grade_note("mpmc_debug_set_position then mpmc_debug_position, pushes and pops across 2^32, 2^63 and 2^64");
+        if (expect_position(q, 0, false, false, 0, 0, caps[c]))
+            return 1;
+        /* The first start on the new queue, the others on the same queue
+         * emptied: the hook must work on any empty queue (mpmc.h). */
+        for (size_t s = 0; s < sizeof hook_starts / sizeof hook_starts[0]; s++)
+            if (hook_laps(q, caps[c], hook_starts[s], s > 0))
+                return 1;
+        grade_note(NULL);
+        destroy(q);
+    }
+    return grade_pass();
+}
 
 static int check_bad_capacity(const char *arg)
 {
@@ -118,6 +278,8 @@ static int wrap_one(size_t s, size_t cap)
         return grade_fail("mpmc_create(%zu) returned NULL", cap);
     set_position(q, wrap_starts[s]);
     grade_note(wrap_names[s]);
+    if (expect_position(q, wrap_starts[s], true, false, wrap_starts[s], wrap_starts[s], cap))
+        return 1; /* the tickets are not where the check means to start them */
     uint64_t next = 1, v;
     unsigned long ops = 0;
     for (int lap = 0; lap < 4; lap++) {
@@ -144,6 +306,9 @@ static int wrap_one(size_t s, size_t cap)
                                   cap, i + 1, (unsigned long long)v, (unsigned long long)(first + i), wrap_why[s]);
         }
     }
+    uint64_t done = wrap_starts[s] + 4 * (uint64_t)cap;
+    if (expect_position(q, wrap_starts[s], true, false, done, done, cap))
+        return 1;
     grade_note(NULL);
     destroy(q);
     return 0;
@@ -315,6 +480,9 @@ static int run_pc(int P, int C, uint64_t n, uint64_t start, double *items_per_s)
     double dt = grade_now_s() - t0;
     if (items_per_s)
         *items_per_s = (double)P * (double)n / dt;
+    uint64_t enq = 0, deq = 0;
+    if (start) /* every thread joined: the getter may be called */
+        position(r.q, &enq, &deq);
     destroy(r.q);
     int rc;
     if (r.bad_values) {
@@ -341,6 +509,13 @@ static int run_pc(int P, int C, uint64_t n, uint64_t start, double *items_per_s)
             rc = grade_fail("%llu values arrived more than once (first: producer %llu, item %llu)",
                             (unsigned long long)dup, (unsigned long long)(first_dup / n),
                             (unsigned long long)(first_dup % n));
+        else if (start && (enq != start + (uint64_t)P * n || deq != start + (uint64_t)P * n))
+            rc = grade_fail(
+                "after a run of %d x %d (producers x consumers) moved %llu items with the tickets started "
+                "at %llu, mpmc_debug_position gave enqueue %llu, dequeue %llu; expected %llu for both (each "
+                "successful push and pop takes one ticket)",
+                P, C, (unsigned long long)((uint64_t)P * n), (unsigned long long)start, (unsigned long long)enq,
+                (unsigned long long)deq, (unsigned long long)(start + (uint64_t)P * n));
         else
             rc = items_per_s ? 0 : grade_pass();
     }
@@ -494,7 +669,7 @@ static int check_pc_4x4(const char *arg) { return pc(4, 4, arg); }
  * what mpmc_create allocated). */
 static int check_all(const char *arg)
 {
-    if (check_bad_capacity("") || check_fifo_capacity("") || check_wrap("") || check_full(""))
+    if (check_bad_capacity("") || check_fifo_capacity("") || check_hook("") || check_wrap("") || check_full(""))
         return 1;
     return run_pc(2, 2, grade_arg_u64(arg, 20000), 0, NULL);
 }
@@ -511,6 +686,6 @@ static int timing(const char *arg)
     return grade_pass();
 }
 
-GRADE_CHECKS({"bad_capacity", check_bad_capacity}, {"fifo_capacity", check_fifo_capacity}, {"wrap", check_wrap},
-             {"full", check_full}, {"pc_1x3", check_pc_1x3}, {"pc_3x1", check_pc_3x1}, {"pc_2x2", check_pc_2x2},
-             {"pc_4x4", check_pc_4x4}, {"all", check_all}, {"timing", timing})
+GRADE_CHECKS({"bad_capacity", check_bad_capacity}, {"fifo_capacity", check_fifo_capacity}, {"hook", check_hook},
+             {"wrap", check_wrap}, {"full", check_full}, {"pc_1x3", check_pc_1x3}, {"pc_3x1", check_pc_3x1},
+             {"pc_2x2", check_pc_2x2}, {"pc_4x4", check_pc_4x4}, {"all", check_all}, {"timing", timing})

@@ -35,6 +35,14 @@ void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
     (void)pos;
 }
 
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue)
+{
+    /* YOUR CODE HERE (see README.md) */
+    (void)q;
+    *enqueue = 0;
+    *dequeue = 0;
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     /* YOUR CODE HERE (see README.md) */

@@ -16,7 +16,8 @@ typedef struct mpmc_queue mpmc_queue;
  * that publishes a cell (or anything another function reads) is release (or
  * seq_cst), a load of what another function publishes is acquire (or seq_cst);
  * relaxed only for the ticket counters (taken by a CAS that only push, or only
- * pop, touches) and in create/destroy/mpmc_debug_set_position. */
+ * pop, touches) and in create/destroy/mpmc_debug_set_position/
+ * mpmc_debug_position. */
 
 /* capacity: a power of two >= 2, else NULL; the queue holds `capacity` items.
  * NULL too when the memory cannot be had: capacity * sizeof(cell) overflowing
@@ -41,5 +42,15 @@ bool mpmc_try_pop(mpmc_queue *q, uint64_t *out);
  * The checks start the tickets just below 2^32, 2^63 and 2^64 to test
  * wrap-around without pushing billions of items. */
 void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos);
+
+/* The other half of the hook, which you write too: the queue's next ticket
+ * for a push in *enqueue and for a pop in *dequeue, as full 64-bit counts of
+ * the tickets taken (0 and 0 for a new queue; `pos` and `pos` right after
+ * mpmc_debug_set_position(q, pos); each successful push adds 1 to *enqueue,
+ * each successful pop 1 to *dequeue, a failed one nothing; they wrap modulo
+ * 2^64).  For the grader, which checks with it that the position set is the
+ * one your queue uses, across 2^32 and 2^64: call it only when no thread is
+ * pushing or popping (it is not thread-safe against them). */
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue);
 
 #endif

@@ -23,6 +23,13 @@ void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
     (void)q;
     (void)pos;
 }
+
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue)
+{
+    (void)q;
+    *enqueue = 0;
+    *dequeue = 0;
+}
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     (void)q;

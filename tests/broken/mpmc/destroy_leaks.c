@@ -45,6 +45,13 @@ void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
     atomic_store_explicit(&q->deq, (size_t)pos, memory_order_relaxed);
 }
 
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue)
+{
+    /* relaxed: no other thread pushes or pops now (mpmc.h). */
+    *enqueue = (uint64_t)atomic_load_explicit(&q->enq, memory_order_relaxed);
+    *dequeue = (uint64_t)atomic_load_explicit(&q->deq, memory_order_relaxed);
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     size_t t = atomic_load_explicit(&q->enq, memory_order_relaxed);

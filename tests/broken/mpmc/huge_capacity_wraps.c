@@ -69,6 +69,13 @@ void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
     atomic_store_explicit(&q->head, (size_t)pos, memory_order_relaxed);
 }
 
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue)
+{
+    /* relaxed: no other thread pushes or pops now (mpmc.h). */
+    *enqueue = (uint64_t)atomic_load_explicit(&q->tail, memory_order_relaxed);
+    *dequeue = (uint64_t)atomic_load_explicit(&q->head, memory_order_relaxed);
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     /* relaxed: the ticket counter only hands out numbers; the cell's seq

@@ -54,6 +54,12 @@ void mpmc_debug_set_position(mpmc_queue *q, uint64_t pos)
     atomic_store(&q->next_pop, p);
 }
 
+void mpmc_debug_position(const mpmc_queue *q, uint64_t *enqueue, uint64_t *dequeue)
+{
+    *enqueue = atomic_load(&q->next_push); /* the 32-bit tickets, as they are */
+    *dequeue = atomic_load(&q->next_pop);
+}
+
 bool mpmc_try_push(mpmc_queue *q, uint64_t value)
 {
     for (;;) {
