@@ -1,7 +1,7 @@
 """Shared fixtures: where the C sources are, and helpers that build and run a
 C test harness with the course's one toolchain (:mod:`lowlat.core.toolchain`).
 
-And the parallel run (``pytest -n auto``, pytest-xdist): most tests run two
+And the parallel run (``pytest -n auto --dist loadgroup``, pytest-xdist): most tests run two
 or more at a time, but a test that measures time, or needs the machine's CPUs
 to itself (two pinned threads, one-CPU runs, signals timed against a run),
 runs **alone**: the modules in :data:`ALONE_MODULES` and any test marked
@@ -11,7 +11,6 @@ holds it exclusively, and a test waiting to run alone goes first."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import subprocess
 import tempfile
@@ -49,35 +48,69 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.path.name in ALONE_MODULES:
             item.add_marker(pytest.mark.alone)
+        if item.get_closest_marker("alone") is not None:
+            # With --dist loadgroup every test that runs alone goes to one
+            # worker, one after another: the lock below is then taken once
+            # for the whole run of them, not once per test.
+            item.add_marker(pytest.mark.xdist_group("alone"))
 
 
-@contextlib.contextmanager
-def _turn(config: pytest.Config, alone: bool) -> Iterator[None]:
-    """The workers' readers-writer lock (see the module's docstring); a
+class _CpuLock:
+    """The workers' readers-writer lock (see the module's docstring): two
+    lock files named after the run.  ``enter(alone)`` takes it shared or
+    exclusive (a writer waiting on the turnstile keeps new readers out);
+    an exclusive hold is kept across consecutive alone tests."""
+
+    def __init__(self, uid: str) -> None:
+        base = Path(tempfile.gettempdir()) / f"lowlat-pytest-{uid}"
+        self.gate = open(f"{base}.turnstile", "a")  # noqa: SIM115 (held for the worker's life)
+        self.cpus = open(f"{base}.cpus", "a")  # noqa: SIM115
+        self.held: str | None = None  # "shared", "alone" or None
+
+    def enter(self, alone: bool) -> None:
+        want = "alone" if alone else "shared"
+        if self.held == want:
+            return
+        self.leave()
+        fcntl.flock(self.gate, fcntl.LOCK_EX)
+        if alone:
+            fcntl.flock(self.cpus, fcntl.LOCK_EX)  # waits for the tests running now to end
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+        else:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+            fcntl.flock(self.cpus, fcntl.LOCK_SH)
+        self.held = want
+
+    def leave(self) -> None:
+        if self.held is not None:
+            fcntl.flock(self.cpus, fcntl.LOCK_UN)
+            self.held = None
+
+
+_LOCK: list[_CpuLock] = []
+
+
+def _alone(item: pytest.Item | None) -> bool:
+    return item is not None and item.get_closest_marker("alone") is not None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Every test holds the lock shared, an alone test exclusively; a
     no-op outside a parallel run (and in a pytest that a test starts)."""
-    uid = getattr(config, "workerinput", {}).get("testrunuid")
+    uid = getattr(item.config, "workerinput", {}).get("testrunuid")
     if not uid:
         yield
         return
-    base = Path(tempfile.gettempdir()) / f"lowlat-pytest-{uid}"
-    with open(f"{base}.turnstile", "a") as gate, open(f"{base}.cpus", "a") as cpus:
-        fcntl.flock(gate, fcntl.LOCK_EX)  # a writer waiting here keeps new readers out
-        if alone:
-            fcntl.flock(cpus, fcntl.LOCK_EX)  # waits for the tests running now to end
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        else:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-            fcntl.flock(cpus, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(cpus, fcntl.LOCK_UN)
-
-
-@pytest.fixture(autouse=True)
-def _cpus_to_itself(request: pytest.FixtureRequest) -> Iterator[None]:
-    with _turn(request.config, request.node.get_closest_marker("alone") is not None):
+    if not _LOCK:
+        _LOCK.append(_CpuLock(uid))
+    lock = _LOCK[0]
+    lock.enter(_alone(item))
+    try:
         yield
+    finally:
+        if lock.held == "shared" or not _alone(nextitem):
+            lock.leave()  # a shared hold never outlives its test: a writer may be waiting
 
 
 ROOT = toolchain.ROOT

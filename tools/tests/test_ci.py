@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci/run").read_text()
     readme = (ROOT / "README.md").read_text()
-    cmd = 'python -m pip install -e ".[test]" && python -m pytest -n auto'
+    cmd = 'python -m pip install -e ".[test]" && python -m pytest -n auto --dist loadgroup'
     assert cmd in readme and cmd in ci
     ci_lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert cmd in ci_lines, "the README's command, alone on its line"
@@ -28,7 +28,7 @@ def test_ci_ends_with_the_portability_job() -> None:
     ci = (ROOT / ".ci/run").read_text()
     ci_lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     assert ci_lines[-1] == "bash .ci/portability", "the portability job is .ci/run's last step"
-    readme_cmd = ci_lines.index('python -m pip install -e ".[test]" && python -m pytest -n auto')
+    readme_cmd = ci_lines.index('python -m pip install -e ".[test]" && python -m pytest -n auto --dist loadgroup')
     assert readme_cmd < ci_lines.index("python -m pytest tools/tests") < len(ci_lines) - 1
     job = (ROOT / ".ci/portability").read_text()
     assert job.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in job
