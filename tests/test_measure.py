@@ -56,6 +56,11 @@ def test_decision_path(p50: float, p99: float, tput: float | None, finding: str)
     assert finding in d.finding and d.suspects and "case:" in d.format()
 
 
+def test_the_tail_ratio_prints_one_decimal() -> None:
+    d = measure.decide("malloc", 100, 450, p50_budget_ns=300, p99_budget_ns=300)
+    assert "(P99/P50 = 4.5x)" in d.finding
+
+
 def test_gate_verdicts_on_synthetic_costs() -> None:
     noisy = iter(np.random.default_rng(0).uniform(0.97, 1.03, 100))
     assert measure.gate("aa", lambda: 10.0, lambda: 10.0 * next(noisy)).verdict == "no change beyond noise"

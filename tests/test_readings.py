@@ -118,6 +118,13 @@ def test_a_reading_prints_the_threshold_of_its_aa_band() -> None:
     assert "padded 1.42x faster [1.42-1.42]" in r.text and "an effect, as predicted" in r.text
 
 
+def test_a_reach_below_one_percent_prints_one_decimal() -> None:
+    aa = readings.aa_band([100.0] * 9, [100.0, 100.3, 99.8, 100.1, 100.2, 99.9, 100.3, 100.0, 100.1])
+    assert aa.noise == pytest.approx(0.002, abs=1e-9)
+    assert aa.threshold.describe() == "threshold 1.05x from the A/A band ±0.2% + 5% margin"
+    assert readings.aa_band(A, A_QUIET).threshold.describe().endswith("±1% + 5% margin")
+
+
 def test_without_aa_the_fallback_threshold_comes_from_the_rounds_and_is_printed() -> None:
     r = readings.compare("ring", ("padded", [10, 11, 10, 12, 10]), ("unpadded", [31, 33, 30, 35, 32]))
     assert "from its rounds' spread" in r.text and r.origin == "its rounds' spread"

@@ -69,7 +69,7 @@ class TailRegression:
             verdict = "the P50 moved too: the slow path is not rare enough to leave the median (fraction < 50%?)"
         else:
             why = "; ".join(conditions()) or "nothing unusual detected"
-            verdict = f"the P99 gate did not catch it in this run ({why}); more rounds or a larger slow_ns decide"
+            verdict = f"the P99 gate did not catch it in this run ({why}); longer runs steady the P99"
         rules = "; ".join(f"{k}: {g.aa.threshold.describe()}" for k, g in self.gate.metrics.items())
         return "\n".join(
             [head, *("  " + g.format() for g in self.gate.metrics.values()), f"  ({rules})", f"  -> {verdict}"]

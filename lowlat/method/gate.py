@@ -109,7 +109,7 @@ def decide(
     if p99_ns > p99_budget_ns:
         return Decision(
             case,
-            f"high P99 with a low P50 (P99/P50 = {p99_ns / max(p50_ns, 1):,.0f}x): occasional slow events",
+            f"high P99 with a low P50 (P99/P50 = {p99_ns / max(p50_ns, 1):,.1f}x): occasional slow events",
             [
                 "allocation (malloc on a fragmented heap)",
                 "system calls",

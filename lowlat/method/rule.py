@@ -114,10 +114,16 @@ class Threshold:
     def describe(self) -> str:
         """E.g. ``threshold 1.12x from the A/A band ±7% + 5% margin``, or
         ``threshold 1.08x from its rounds' spread ±3% + 5% margin`` (the
-        fallback without an A/A run)."""
+        fallback without an A/A run); a reach below 1% has one decimal (``±0.3%``)."""
         if math.isnan(self.noise):
             return f"threshold {self.factor:.2f}x, {self.origin}"
-        return f"threshold {self.factor:.2f}x from {self.origin} ±{self.noise:.0%} + {self.margin:.0%} margin"
+        noise, margin = _percent(self.noise), _percent(self.margin)
+        return f"threshold {self.factor:.2f}x from {self.origin} ±{noise} + {margin} margin"
+
+
+def _percent(x: float) -> str:
+    """``7%``, or one decimal below 1% (``0.3%``), so a small reach never reads ``0%``."""
+    return f"{x:.1%}" if 0 < abs(x) < 0.0095 else f"{x:.0%}"
 
 
 def _margin(margin: Any) -> float:
