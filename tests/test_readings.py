@@ -223,3 +223,13 @@ def test_interleave_aa_measures_the_band_in_the_same_rounds() -> None:
     assert calls.count("A") == 8 and aa.noise == 0 and aa.threshold.factor == pytest.approx(1.05)
     with pytest.raises(ValueError, match="baseline must name"):
         interleave_aa({"A": cost("A", 1.0)}, 3, baseline="Z")
+
+
+def test_the_winner_reads_faster_for_times_and_rates_lower_or_higher_for_counts() -> None:
+    lo, hi = [10, 11, 10, 12, 10], [31, 33, 30, 35, 32]
+    assert "a 3.00x faster" in readings.compare("t", ("a", lo), ("b", hi), unit="ns/op").text
+    assert "b 3.00x faster" in readings.compare("r", ("b", hi), ("a", lo), unit="M records/s",
+                                                 lower_is_better=False).text
+    assert "a 3.00x lower" in readings.compare("w", ("a", lo), ("b", hi), unit="ticks").text
+    assert "a 3.00x lower" in readings.compare("w", ("b", hi), ("a", lo), unit="ticks").text  # the other won
+    assert "b 3.00x higher" in readings.compare("w", ("b", hi), ("a", lo), unit="MiB", lower_is_better=False).text

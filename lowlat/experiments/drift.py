@@ -89,8 +89,12 @@ class Drift:
             "  injected " + self.drifting_rss.text(),
         ]
         if self.shown:
+            said = {"none": "no drift", "opposite": "falling"}.get(self.clean_p99.verdict.kind, "cannot decide")
+            t = self.clean_p99.threshold.factor
             lines.append(
-                "  -> the injected drift was flagged, the clean run was not: the rule sees a drift it is shown"
+                f"  -> the injected drift was flagged, the clean run was not (its P99: {said}): the rule sees a drift "
+                f"it is shown; with a threshold of {t:.2f}x from the clean run's noise, a run this short sees only a "
+                f"P99 that grows more than {t:.2f}x from the early intervals to the late ones"
             )
         elif self.false_alarm:
             lines.append("  -> the clean run was flagged too: this machine's noise moved during it; run longer")

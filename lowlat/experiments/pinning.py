@@ -115,6 +115,34 @@ class Pinning:
             aa=self.aa,
         )
 
+    def prevented(self) -> str:
+        """What pinning had to prevent in this run: the unpinned threads'
+        migrations, and whether either tail reading decided."""
+        moved = sum(x for x in self.unpinned if x > 0)
+        tails = [self.sharing(w) for w in ("on_consumer", "away")]
+        undecided = sum(1 for r in tails if not r.decided)
+        tail = {0: "both tail comparisons decide", len(tails): "neither tail comparison decides"}.get(
+            undecided, f"{len(tails) - undecided} of the {len(tails)} tail comparisons decides"
+        )
+        if any(x < 0 for x in self.unpinned):
+            return f"the unpinned threads' migrations could not be read here; {tail}"
+        runs = len(self.unpinned)
+        if moved == 0:
+            return (
+                f"the unpinned threads migrated 0 times in {runs} runs (pinned: {sum(self.pinned)}, a pinned thread "
+                f"can count its one move onto its CPU): pinning had nothing to prevent in this run; {tail}"
+            )
+        pinned = sum(x for x in self.pinned if x > 0)
+        if moved <= pinned:
+            return (
+                f"the unpinned threads migrated {moved} times in {runs} runs, no more than the pinned ones ({pinned}, "
+                f"their moves onto their CPUs included): pinning had little to prevent in this run; {tail}"
+            )
+        return (
+            f"the unpinned threads migrated {moved} times in {runs} runs, the pinned ones {pinned}: the moves "
+            f"pinning prevents; {tail}"
+        )
+
     def reading(self) -> str:
         m = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
         lines = [
@@ -125,6 +153,8 @@ class Pinning:
             "  max (medians of rounds): "
             + ", ".join(f"{k.replace('_', ' ')} {m(v):,.0f} us" for k, v in self.max_us.items()),
         ]
+        if not self.one_cpu:
+            lines.append("  -> " + self.prevented())
         if self.one_cpu:
             lines.append(
                 "  one usable CPU: nothing to pin to and nowhere away; every thread shares the one CPU, "

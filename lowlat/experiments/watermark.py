@@ -48,8 +48,8 @@ class Watermark:
     and ``quiet_again_runs``, the A/A pair), a consumer stall
     (``stalled_runs``), a producer pause (``paused_runs``, with its
     ``late_runs`` sends; every watermark at least 1 tick, as the rule
-    reads it); ``quiet``/``stalled``/``paused``/``late`` are the
-    medians.  ``predicted`` = min(capacity, stall x rate); the stalled
+    reads it); ``quiet`` (of ``quiet_runs``, as the rule's reading
+    prints it)/``stalled``/``paused``/``late`` are the medians.  ``predicted`` = min(capacity, stall x rate); the stalled
     median may lie up to 64 ticks below it (the sampling step) and above it
     by the quiet run's own watermark (the machine's own stalls: preemptions)."""
 
@@ -67,7 +67,8 @@ class Watermark:
 
     @property
     def quiet(self) -> int:
-        return _median(self.quiet_runs + self.quiet_again_runs)
+        """The quiet runs' median: the number the rule's reading prints (A' only sets its band)."""
+        return _median(self.quiet_runs)
 
     @property
     def stalled(self) -> int:
@@ -112,6 +113,17 @@ class Watermark:
         return 0 if self.predicted >= self.capacity else SAMPLE_EVERY
 
     @property
+    def late_predicted(self) -> int:
+        """Late sends a producer pause must leave: the ticks due while it was
+        paused, each sent more than one tick period after its due time (the
+        last one may be just under)."""
+        return max(0, round(self.pause_ms / 1e3 * self.rate) - 1)
+
+    @property
+    def pause_matches(self) -> bool:
+        return self.late >= self.late_predicted
+
+    @property
     def stall_matches(self) -> bool:
         return self.predicted - self.tolerance <= self.stalled <= self.predicted + max(self.quiet, SAMPLE_EVERY)
 
@@ -126,12 +138,14 @@ class Watermark:
             f"(stall x rate; tolerance -{self.tolerance}: sampled every {SAMPLE_EVERY} ticks, "
             f"+{max(self.quiet, SAMPLE_EVERY)}: the quiet run's own): "
             f"{verdict}",
-            f"a {self.pause_ms:g} ms producer pause: watermark {self.paused:,}, {self.late:,} late sends: the ring "
-            "stays near empty while nothing is made; the overdue ticks then go out at once"
+            f"a {self.pause_ms:g} ms producer pause: {self.late:,} late sends vs at least {self.late_predicted:,} "
+            f"predicted (the ticks due during the pause): {'as predicted' if self.pause_matches else 'NOT as predicted'}"
+            f"; watermark {self.paused:,}: the ring stays near empty while nothing is made; the overdue ticks then go "
+            "out at once"
             + (
-                f", a burst that filled it to {self.paused:,}"
+                f", a burst that filled it to {self.paused:,} (above the quiet {self.quiet:,} + {SAMPLE_EVERY})"
                 if self.paused > self.quiet + SAMPLE_EVERY
-                else ", a burst the consumer kept up with"
+                else f", a burst the consumer kept up with (within the quiet {self.quiet:,} + {SAMPLE_EVERY})"
             ),
         ]
         if self.one_cpu:

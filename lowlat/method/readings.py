@@ -65,6 +65,20 @@ def _x(r: float) -> str:
     return f"{r:,.2f}x" if r < 1e6 else f"{r:.3g}x"
 
 
+TIME_UNITS = ("ns", "us", "ms", "s")
+
+
+def _word(unit: str, lower_is_better: bool) -> str:
+    """How the winner reads: "faster" for a time (ns, ns/op) or a rate
+    (M records/s), "better" for a bare ratio, else "lower"/"higher" (a count:
+    ticks, MiB), the direction that won."""
+    if unit in ("", "x"):
+        return "better"
+    if unit.split("/")[0] in TIME_UNITS or unit.endswith("/s"):
+        return "faster"
+    return "lower" if lower_is_better else "higher"
+
+
 def _series(value: Any, name: str, what: str) -> tuple[str, list[float]]:
     """A contender: a (name, values) pair, the values positive finite real numbers."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str)):
@@ -241,7 +255,7 @@ def compare(
     b_won = med_b < med_a if lower_is_better else med_b > med_a
     agree = a_won if band.median > 1 else (b_won if band.median < 1 else None)
     v = decide(band, thr, medians_agree=agree)
-    word = "faster" if unit not in ("", "x") else "better"
+    word = _word(unit, lower_is_better)
     measured = f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians, {len(a)} rounds)"
     lead, shown_band = (name_a, band) if band.median >= 1 else (name_b, band.inverted())
     seen = f"{lead} {_x(shown_band.median)} {word} [{_n(shown_band.low)}-{_n(shown_band.high)}], {thr.describe()}"
