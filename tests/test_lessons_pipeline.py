@@ -305,8 +305,19 @@ def test_the_readings_say_what_the_numbers_show() -> None:
     assert "migrated 0 times in 3 runs (pinned: 2" in p.reading() and "nothing to prevent" in p.reading()
     assert "the moves pinning prevents" in replace_field(p, unpinned=[3, 1, 0]).prevented()
     assert "little to prevent" in replace_field(p, unpinned=[1, 1, 0]).prevented()
-    w = Watermark(20.0, 20.0, 20_000.0, 4096, [14, 20, 9], [4, 3, 5], [377, 380, 370], [368, 300, 400],
-                  [521, 500, 530], aa_band([14, 20, 9], [4, 3, 5]), False)
+    w = Watermark(
+        20.0,
+        20.0,
+        20_000.0,
+        4096,
+        [14, 20, 9],
+        [4, 3, 5],
+        [377, 380, 370],
+        [368, 300, 400],
+        [521, 500, 530],
+        aa_band([14, 20, 9], [4, 3, 5]),
+        False,
+    )
     text = w.reading()
     assert "quiet 14 ticks" in text and "watermark, quiet run: 14 ticks" in text and "x lower" in text, text
     assert "521 late sends vs at least 399 predicted" in text and "as predicted; watermark" in text, text
@@ -314,9 +325,18 @@ def test_the_readings_say_what_the_numbers_show() -> None:
     clean = [17.0, 3.0, 20.0, 1.5, 12.0, 2.0, 9.0, 1.4]
     grow = [20.0, 40.0, 80.0, 200.0, 900.0, 4000.0, 9000.0, 30000.0]
     n, rss = interval_noise(clean), [100.0] * 8
-    d = Drift("growth", 10_000.0, 2.0, Series(tuple(clean), tuple(rss)), Series(tuple(grow), tuple(rss)),
-              read_drift("P99", clean, noise=n), read_drift("P99", grow, noise=n), read_drift("RSS", rss),
-              read_drift("RSS", rss), False)
+    d = Drift(
+        "growth",
+        10_000.0,
+        2.0,
+        Series(tuple(clean), tuple(rss)),
+        Series(tuple(grow), tuple(rss)),
+        read_drift("P99", clean, noise=n),
+        read_drift("P99", grow, noise=n),
+        read_drift("RSS", rss),
+        read_drift("RSS", rss),
+        False,
+    )
     t = d.clean_p99.threshold.factor
     assert d.shown and f"sees only a P99 that grows more than {t:.2f}x" in d.reading(), d.reading()
 

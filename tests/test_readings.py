@@ -228,8 +228,9 @@ def test_interleave_aa_measures_the_band_in_the_same_rounds() -> None:
 def test_the_winner_reads_faster_for_times_and_rates_lower_or_higher_for_counts() -> None:
     lo, hi = [10, 11, 10, 12, 10], [31, 33, 30, 35, 32]
     assert "a 3.00x faster" in readings.compare("t", ("a", lo), ("b", hi), unit="ns/op").text
-    assert "b 3.00x faster" in readings.compare("r", ("b", hi), ("a", lo), unit="M records/s",
-                                                 lower_is_better=False).text
+    assert (
+        "b 3.00x faster" in readings.compare("r", ("b", hi), ("a", lo), unit="M records/s", lower_is_better=False).text
+    )
     assert "a 3.00x lower" in readings.compare("w", ("a", lo), ("b", hi), unit="ticks").text
     assert "a 3.00x lower" in readings.compare("w", ("b", hi), ("a", lo), unit="ticks").text  # the other won
     assert "b 3.00x higher" in readings.compare("w", ("b", hi), ("a", lo), unit="MiB", lower_is_better=False).text
