@@ -27,7 +27,6 @@ from lowlat.core import toolchain
 ALONE_MODULES = {
     "test_bench.py",
     "test_blas.py",
-    "test_coldlog.py",
     "test_grading_interrupt.py",
     "test_interrupt.py",
     "test_lessons_cpu.py",
@@ -35,12 +34,9 @@ ALONE_MODULES = {
     "test_measure.py",
     "test_one_cpu.py",
     "test_orders.py",
-    "test_payload.py",
     "test_pipeline.py",
     "test_soak.py",
-    "test_spsc.py",
     "test_train.py",
-    "test_variant.py",
 }
 
 
