@@ -80,3 +80,21 @@ def regex_arg(value: Any, name: str) -> re.Pattern[str]:
 
 
 __all__ = ["bool_arg", "callable_arg", "real_arg", "regex_arg", "str_arg"]
+
+
+def finite_arg(value: object, name: str, *, positive: bool = False) -> float:
+    """A finite real number >= 0 (> 0 with ``positive``); NaN, inf,
+    negatives and non-numbers are refused, naming ``name``."""
+    allowed = "a finite number > 0" if positive else "a finite number >= 0"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return v
+
+
+def function_arg(fn: object, name: str) -> None:
+    """A function the caller will call with no arguments."""
+    if not callable(fn):
+        raise TypeError(f"{name} must be a function to call (no arguments), got {type(fn).__name__} {fn!r}")

@@ -6,8 +6,6 @@ here too).  Times are in ns unless a name says otherwise."""
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
 import shutil
 import subprocess
@@ -20,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from lowlat.core import toolchain
+from lowlat.core.argcheck import finite_arg, function_arg
 from lowlat.core.hist import HOUR_NS, Histogram
 from lowlat.core.validate import int_arg
 from lowlat.method.gate import (  # the decision path and the gates: the course's method, importable from here too
@@ -37,26 +36,9 @@ from lowlat.method.gate import (  # the decision path and the gates: the course'
 MAX_SCHEDULE = 10**8
 
 
-def _number(value: object, name: str, *, positive: bool = False) -> float:
-    """A finite real number >= 0 (> 0 with ``positive``); NaN, inf,
-    negatives and non-numbers are refused, naming ``name``."""
-    allowed = "a finite number > 0" if positive else "a finite number >= 0"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return v
-
-
-def _callable(fn: object, name: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"{name} must be a function to call (no arguments), got {type(fn).__name__} {fn!r}")
-
-
 def repeat_ns(fn: Callable[[], object], repeats: int) -> np.ndarray:
     """Runs ``fn`` ``repeats`` times, no warm-up; each run's time (ns)."""
-    _callable(fn, "fn")
+    function_arg(fn, "fn")
     out = np.empty(int_arg(repeats, "repeats", minimum=1, maximum=10**8))
     for i in range(len(out)):
         t0 = time.perf_counter_ns()
@@ -231,7 +213,7 @@ def cachegrind_demo(timeout_s: float = 120, geometry: dict[str, str] | None = No
     one last level, LRU, no hardware prefetchers), counters or not.  The
     model's sizes are this host's unless ``geometry`` gives them
     (:data:`FIXED_GEOMETRY` for numbers that do not depend on the machine)."""
-    timeout_s = _number(timeout_s, "timeout_s", positive=True)
+    timeout_s = finite_arg(timeout_s, "timeout_s", positive=True)
     if timeout_s > 3600:
         raise ValueError(f"timeout_s must be <= 3600 (an hour), got {timeout_s!r}")
     if geometry is not None and not isinstance(geometry, dict):

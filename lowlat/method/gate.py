@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lowlat.core.argcheck import real_arg, str_arg
+from lowlat.core.argcheck import finite_arg, function_arg, real_arg, str_arg
 from lowlat.core.hist import Histogram
 from lowlat.core.validate import int_arg
 from lowlat.method import rule
@@ -31,23 +31,6 @@ UNDECIDED_WORD = "cannot decide"
 def _gate_word(v: Verdict) -> str:
     """A gate's word for the rule's verdict (ratios > 1: the candidate is slower)."""
     return {EFFECT: "REGRESSION", OPPOSITE: "IMPROVEMENT", NONE: "no change beyond noise"}.get(v.kind, UNDECIDED_WORD)
-
-
-def _number(value: object, name: str, *, positive: bool = False) -> float:
-    """A finite real number >= 0 (> 0 with ``positive``); NaN, inf,
-    negatives and non-numbers are refused, naming ``name``."""
-    allowed = "a finite number > 0" if positive else "a finite number >= 0"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return v
-
-
-def _callable(fn: object, name: str) -> None:
-    if not callable(fn):
-        raise TypeError(f"{name} must be a function to call (no arguments), got {type(fn).__name__} {fn!r}")
 
 
 # ---- the decision path --------------------------------------------------------------------
@@ -82,17 +65,17 @@ def decide(
     finite (a NaN would compare as "within budget"), latencies >= 0 and
     budgets > 0, with P99 >= P50."""
     str_arg(case, "case")
-    p50_ns = _number(p50_ns, "p50_ns")
-    p99_ns = _number(p99_ns, "p99_ns")
-    p50_budget_ns = _number(p50_budget_ns, "p50_budget_ns", positive=True)
-    p99_budget_ns = _number(p99_budget_ns, "p99_budget_ns", positive=True)
+    p50_ns = finite_arg(p50_ns, "p50_ns")
+    p99_ns = finite_arg(p99_ns, "p99_ns")
+    p50_budget_ns = finite_arg(p50_budget_ns, "p50_budget_ns", positive=True)
+    p99_budget_ns = finite_arg(p99_budget_ns, "p99_budget_ns", positive=True)
     if p99_ns < p50_ns:
         raise ValueError(f"p99_ns ({p99_ns:,.0f}) is below p50_ns ({p50_ns:,.0f}): no sample has that; swapped?")
     if (items_per_s is None) != (target_items_per_s is None):
         raise ValueError("give items_per_s and target_items_per_s together (or neither)")
     if items_per_s is not None and target_items_per_s is not None:
-        items_per_s = _number(items_per_s, "items_per_s")
-        target_items_per_s = _number(target_items_per_s, "target_items_per_s", positive=True)
+        items_per_s = finite_arg(items_per_s, "items_per_s")
+        target_items_per_s = finite_arg(target_items_per_s, "target_items_per_s", positive=True)
     ev = f"P50 {p50_ns:,.0f} ns (budget {p50_budget_ns:,.0f}), P99 {p99_ns:,.0f} ns (budget {p99_budget_ns:,.0f})"
     if items_per_s is not None and target_items_per_s is not None:
         ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f})"
@@ -187,8 +170,8 @@ def gate(
     (it would read as "no change" or "IMPROVEMENT")."""
     str_arg(name, "name")
     rounds = int_arg(rounds, "rounds", minimum=3, maximum=10_000)
-    _callable(baseline, "baseline")
-    _callable(candidate, "candidate")
+    function_arg(baseline, "baseline")
+    function_arg(candidate, "candidate")
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real):
         raise TypeError(f"threshold must be a number in (0, 1), got {type(threshold).__name__} {threshold!r}")
     if not 0 < threshold < 1:
@@ -345,8 +328,8 @@ def noise_gate(
     give the P99 a threshold as narrow as the P50's, or narrower)."""
     str_arg(name, "name")
     rounds = int_arg(rounds, "rounds", minimum=3, maximum=10_000)
-    _callable(baseline, "baseline")
-    _callable(candidate, "candidate")
+    function_arg(baseline, "baseline")
+    function_arg(candidate, "candidate")
     if isinstance(margin, (bool, np.bool_)) or not isinstance(margin, numbers.Real):
         raise TypeError(f"margin must be a number in [0, 1), got {type(margin).__name__} {margin!r}")
     if not 0 <= margin < 1:
