@@ -92,7 +92,7 @@ def test_reallocate_refusal_says_quantiles_do_not_add() -> None:
 
 
 def test_an_overruns_shares_add_up_to_it_as_shown() -> None:
-    from lowlat.experiments.budget import _shown
+    from lowlat.experiments.shares import rounded_shares as _shown
 
     ate = [("inference", 4.34), ("risk", 0.24), ("encode", 0.26), ("recv", 2.14), ("parse", 0.46), (RESERVE, 2.16)]
     shown = _shown(ate, 9.6)

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from lowlat.experiments.shares import rounded_shares
+
 RESERVE = "reserve"
 OVER_BUDGET = "over budget"
 # Bounds that keep every sum and percentile finite: a budget of more than 11.6 days (1e12 us) is no
@@ -97,20 +99,6 @@ def _eaten(who: str, us: float) -> str:
     return f"{us:.1f} us of {who}'s allotment"
 
 
-def _shown(ate: Sequence[tuple[str, float]], total_us: float) -> list[tuple[str, float]]:
-    """An overrun's shares rounded to 0.1 us so that they add up to the
-    overrun as shown (``total_us`` rounded to 0.1): each share rounded down,
-    the tenths left over given to the largest remainders."""
-    if not ate:
-        return []
-    exact = [us * 10 for _, us in ate]
-    tenths = [math.floor(x) for x in exact]
-    left = max(0, round(total_us * 10) - sum(tenths))
-    for i in sorted(range(len(exact)), key=lambda i: tenths[i] - exact[i])[:left]:
-        tenths[i] += 1
-    return [(who, t / 10) for (who, _), t in zip(ate, tenths)]
-
-
 @dataclass(frozen=True)
 class StageReport:
     """One stage at the report's percentile.  ``ok`` says whether the stage
@@ -178,7 +166,7 @@ class BudgetReport:
         for s in self.stages:
             if s.ok:
                 continue
-            eaten = ", ".join(_eaten(who, us) for who, us in _shown(s.ate, s.over_us))
+            eaten = ", ".join(_eaten(who, us) for who, us in rounded_shares(s.ate, s.over_us))
             out.append(
                 f"{s.stage} overran its {s.allotment_us:g} us by {s.over_us:.1f} us at "
                 f"P{self.percentile:g}, eating {eaten}"
