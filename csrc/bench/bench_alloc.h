@@ -45,9 +45,9 @@ void ll_heap_fragment_release(ll_heap_frag *f);
 typedef struct {
     uint64_t pages;
     size_t page_size;
-    double first_touch_ns; /* per page: the fault, zeroing, mapping */
-    double prefaulted_ns;  /* per page: touching it again */
-    uint64_t minor_faults; /* getrusage ru_minflt during the first touch */
+    double first_touch_ns;  /* per page: the fault, zeroing, mapping */
+    double prefaulted_ns;   /* per page: touching it again */
+    uint64_t minor_faults;  /* getrusage ru_minflt during the first touch */
     uint64_t second_faults; /* ru_minflt during the second touch (expected 0) */
 } ll_fault_result;
 
