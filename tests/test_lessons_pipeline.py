@@ -63,9 +63,9 @@ def test_faults_are_validated_with_one_line_errors() -> None:
     with pytest.raises(TypeError, match="grow_ns_per_s"):
         Faults(grow_ns_per_s=1.5).validate()  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="faults"):
-        PipelineConfig(faults=None).validate()  # type: ignore[arg-type]
+        PipelineConfig(cpus=None, faults=None).validate()  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="injected work"):
-        PipelineConfig(ticks=1_000_000, rate=1e6, faults=Faults(stall_ns=10**9, stall_every=1000)).validate()
+        PipelineConfig(ticks=1_000_000, rate=1e6, cpus=None, faults=Faults(stall_ns=10**9, stall_every=1000)).validate()
     with pytest.raises(ValueError, match="faults"):
         pl.floor(pl.demo_config(100, 10_000.0, faults=Faults(stall_ns=1000, stall_at=1)))
     assert Faults(pause_ns=1, pause_at=100).pause_seq == 65
