@@ -284,7 +284,9 @@ def seqlock_demo(
         if build.returncode != 0:
             raise RuntimeError(f"building the seqlock demo failed:\n{build.stderr}")
         # exitcode=0: a report is the lesson, not a failure; the program still prints its counts.
-        env = toolchain.sanitizer_env(sanitizer, base=dict(os.environ, TSAN_OPTIONS="exitcode=0"))
+        # history_size=7: the longest access history TSan keeps, so the reader's side of the race keeps
+        # its stack even when the two threads took turns on one CPU and the read is long past.
+        env = toolchain.sanitizer_env(sanitizer, base=dict(os.environ, TSAN_OPTIONS="exitcode=0 history_size=7"))
         argv = [str(exe), mode, str(n), str(hold), str(reader_cpu), str(writer_cpu)]
         res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env)
     found = _SEQLOCK_LINE.search(res.stdout)
