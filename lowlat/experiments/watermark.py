@@ -91,8 +91,8 @@ class Watermark:
         """The rule's reading of stalled vs quiet (the quiet run predicted lower)."""
         return compare(
             f"watermark with a {self.stall_ms:g} ms consumer stall",
-            ("quiet", [max(1, q) for q in self.quiet_runs]),
-            ("stalled", [max(1, q) for q in self.stalled_runs]),
+            ("quiet", [max(SAMPLE_EVERY, q) for q in self.quiet_runs]),
+            ("stalled", [max(SAMPLE_EVERY, q) for q in self.stalled_runs]),
             unit="ticks",
             aa=self.aa,
         )
@@ -205,7 +205,9 @@ def watermark(
             wm, n_late = _watermark(cfgs[name])
             if name == "paused":
                 late.append(n_late)
-            return float(max(1, wm))  # a ratio needs a positive number: 0 ticks counts as 1
+            # Below the sampling step the watermark cannot tell 2 ticks from 64: read it as the step,
+            # so that the A/A band measures the machine's noise, not the resolution's.
+            return float(max(SAMPLE_EVERY, wm))
 
         return measure
 
