@@ -67,8 +67,9 @@ class Watermark:
 
     @property
     def quiet(self) -> int:
-        """The quiet runs' median: the number the rule's reading prints (A' only sets its band)."""
-        return _median(self.quiet_runs)
+        """The quiet runs' median, each read as at least the sampling step (below it the watermark
+        cannot tell 2 ticks from 64): the number the rule's reading prints (A' only sets its band)."""
+        return _median([max(SAMPLE_EVERY, q) for q in self.quiet_runs])
 
     @property
     def stalled(self) -> int:
