@@ -127,7 +127,7 @@ def _tail_small() -> Any:
 
     # Chapter 04a's demonstration: a 1 ms stall on 0.1% of ticks delays the ~50 queued behind each (about 5%
     # of ticks late): far above the P99's A/A noise, and the median untouched.
-    return tail_regression(1000.0, 0.001, rate=50_000.0, seconds=0.2, rounds=5)
+    return tail_regression(1000.0, 0.001, rate=50_000.0, seconds=0.2, rounds=7)
 
 
 def test_tail_regression_parameters_are_checked() -> None:
@@ -151,7 +151,7 @@ def _tail_outcome(r: Any) -> None:
 @TWO
 @pytest.mark.slow
 def test_tail_regression_passes_the_p50_gate_and_fails_the_p99_gate() -> None:
-    _tail_outcome(_tail_small())
+    _tail_outcome(retry(_tail_small, lambda r: r.lesson_shown))
 
 
 def test_tail_regression_on_one_cpu() -> None:
