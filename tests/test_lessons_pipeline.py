@@ -82,7 +82,7 @@ def test_a_single_stall_lands_on_its_tick() -> None:
     r = pl.run(cfg)
     lat = r.latency_ns
     worst = int(r.samples["seq"][lat.argmax()])
-    assert 200 <= worst <= 210 and lat.max() >= 30_000_000
+    assert 200 <= worst <= 210 and lat.max() >= 29_900_000  # the 30 ms stall, less the clock reads' granularity
 
 
 # ---- 1. coordinated omission ------------------------------------------------------------------
