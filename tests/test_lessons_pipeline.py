@@ -210,8 +210,9 @@ def _drift_small() -> Any:
     from lowlat.experiments.alert import rss_mib
     from lowlat.experiments.drift import drift
 
-    # a leak of half this process's RSS: the RSS trend clears the 5% margin with room to spare
-    return drift(60_000, leak_mib=max(16.0, rss_mib()[0] / 2), rate=10_000.0, seconds=0.9, intervals=6)
+    # the work passes the 100 us tick period two thirds into the run (as chapter 05b's default does), so the
+    # backlog grows in the late intervals; a leak of half this process's RSS clears the 5% margin with room
+    return drift(170_000, leak_mib=max(16.0, rss_mib()[0] / 2), rate=10_000.0, seconds=0.9, intervals=6)
 
 
 def test_drift_parameters_are_checked() -> None:
@@ -244,13 +245,11 @@ def test_drift_rule_reads_a_trend_against_interval_noise() -> None:
 
 @TWO
 def test_drift_injected_growth_is_flagged_and_the_clean_run_is_not() -> None:
-    # The leak is deterministic: its RSS drift must clear the rule with a margin.  The growing work's P99
-    # drift shows on a quiet machine; on a busy one the clean run's own interval noise can be wider than
-    # a second of growth, and then the rule may only say it cannot decide: never that nothing drifted.
+    # The leak is deterministic: its RSS drift must clear the rule with a margin.  The growing work's backlog
+    # drives the late intervals' P99 to tens of ms, far above the clean run's interval noise.
     d = retry(_drift_small, lambda d: d.shown and d.drifting_p99.drift)
-    assert d.shown and d.drifting_rss.drift, d.reading()
+    assert d.shown and d.drifting_rss.drift and d.drifting_p99.drift, d.reading()
     assert d.drifting_rss.band.low > d.drifting_rss.threshold.factor * 1.1, d.reading()  # a margin, not a near miss
-    assert d.drifting_p99.drift or d.drifting_p99.verdict.kind == "undecided", d.reading()
     assert d.reading().count("from the clean run's interval-to-interval band") == 4
 
 
@@ -282,7 +281,8 @@ def test_pinning_sharing_the_consumers_cpu_costs_the_tail() -> None:
     p = retry(_pinning_small, lambda p: p.sharing("on_consumer").ratio > 1.2)
     text = p.reading()
     assert p.sharing("on_consumer").ratio > 1.2 and "from the A/A band" in text, text
-    assert min(p.pinned) >= 0 and sum(p.pinned) <= sum(p.unpinned) + len(p.pinned), text  # pinned cannot wander
+    # pinned cannot wander: each of the 2 threads may count its one move onto its CPU, no more
+    assert all(0 <= m <= 2 for m in p.pinned), text
     assert ("producer's CPU" in text) == (p.spare_cpus == 0), text
 
 

@@ -48,6 +48,11 @@ def interval_noise(values: Sequence[float], name: str = "values") -> AABand:
     return aa_band(xs[:-1], xs[1:])
 
 
+def _num(x: float) -> str:
+    """4 significant digits, never in e-notation (62,060 rather than 6.206e+04)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
 @dataclass(frozen=True)
 class DriftReading:
     """One series read by the drift rule: ``band`` (late/early per pair),
@@ -74,7 +79,7 @@ class DriftReading:
             "none": "no drift beyond the threshold",
         }.get(self.verdict.kind, f"cannot decide ({self.verdict.why}; longer runs, more intervals would decide)")
         return (
-            f"{self.what}: {first:,.4g} -> {last:,.4g} {self.unit} over {len(self.values)} intervals; late/early "
+            f"{self.what}: {_num(first)} -> {_num(last)} {self.unit} over {len(self.values)} intervals; late/early "
             f"{self.band.median:.2f}x [{self.band.low:.2f}-{self.band.high:.2f}], {self.threshold.describe()}: {word}"
         )
 
