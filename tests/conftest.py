@@ -12,6 +12,7 @@ holds it exclusively, and a test waiting to run alone goes first."""
 from __future__ import annotations
 
 import fcntl
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -20,6 +21,12 @@ from pathlib import Path
 import pytest
 
 from lowlat.core import toolchain
+
+# A shell that starts the tests in the background (or nohup) hands them SIGINT
+# ignored, and every child inherits that: the Ctrl-C tests would time out.
+# Ctrl-C behaves as at a terminal instead, here and in the children.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Modules whose tests measure speed or scheduling: each runs with no other
 # test beside it.  A test elsewhere that needs the CPUs to itself is marked

@@ -25,6 +25,7 @@ The pipeline is :func:`lowlat.experiments.pipeline.demo_config`.
 
 from __future__ import annotations
 
+import mmap
 import time
 from dataclasses import dataclass
 
@@ -122,7 +123,7 @@ def _soak(cfg_faults: Faults, rate: float, seconds: float, intervals: int, leak_
     total = round(leak_mib * MIB)
     pieces = -(-total // LEAK_PIECE) if total else 0  # ceil: the whole leak, in equal pieces
     piece = total // pieces if pieces else 0
-    leaked: list[bytearray] = []
+    leaked: list[mmap.mmap] = []
     p99: list[float] = []
     rss: list[float] = []
     every = seconds / intervals
@@ -133,7 +134,7 @@ def _soak(cfg_faults: Faults, rate: float, seconds: float, intervals: int, leak_
             end = t0 + (k + 1) * every
             due = pieces * (k + 1) // intervals  # the pieces due by the end of this interval
             while done < due:
-                leaked.append(bytearray(b"\x01") * piece)  # touched: every page resident
+                leaked.append(_fresh_pages(piece))
                 done += 1
                 # the next piece is due one spacing later: sleep until then (the leak is a steady trickle)
                 time.sleep(max(0.0, t0 + done * seconds / pieces - time.monotonic()))
@@ -141,8 +142,19 @@ def _soak(cfg_faults: Faults, rate: float, seconds: float, intervals: int, leak_
             lat = run.cut().latency
             p99.append(max(lat.percentile(99) / 1e3, P99_TOLERANCE_US) if lat.count else P99_TOLERANCE_US)
             rss.append(rss_mib()[0])
-    del leaked
+    for m in leaked:
+        m.close()
     return Series(tuple(p99), tuple(rss))
+
+
+def _fresh_pages(size: int) -> mmap.mmap:
+    """``size`` bytes of new anonymous memory, every page written (resident).
+    Its own mapping, not the heap: malloc would first reuse memory this
+    process freed earlier, which is resident already, and the RSS would not
+    move (a leak that RSS does not show until the free memory is used up)."""
+    m = mmap.mmap(-1, size)
+    m.write(b"\x01" * size)
+    return m
 
 
 def drift(
