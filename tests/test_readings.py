@@ -156,6 +156,28 @@ def test_too_few_rounds_cannot_decide(n: int) -> None:
     assert not short_aa.shown and "noise estimate from only" in short_aa.text
 
 
+def test_an_aa_band_reaching_2x_says_more_rounds_would_not_decide() -> None:
+    wild = [100.0, 900.0, 30.0, 400.0, 100.0, 25.0, 700.0]  # A'/A reaching several times from 1
+    r = readings.compare("P99", ("spin", A), ("yield", [x * 2 for x in A]), aa=(A, wild))
+    assert not r.decided and "this machine cannot decide it" in r.text and "rounds would decide" not in r.text
+
+
+def test_medians_pointing_the_other_way_label_the_per_round_ratio() -> None:
+    # per round b/a is above 1 in most rounds, but one huge a drags a's median above b's: the medians disagree
+    a = [10.0, 10.0, 10.0, 1000.0, 1000.0, 1000.0, 1000.0]
+    b = [20.0, 20.0, 20.0, 20.0, 2000.0, 2000.0, 2000.0]
+    r = readings.compare("P99", ("a", a), ("b", b))
+    assert "(median per-round ratio; the medians disagree)" in r.text, r.text
+    assert "median per-round ratio" not in readings.compare("t", ("a", A), ("b", [x * 2 for x in A])).text
+
+
+def test_a_predicted_null_reads_as_predicted_when_no_effect() -> None:
+    r = readings.compare("t", ("a", A), ("b", A_QUIET), aa=(A, A_QUIET), expect_effect=False)
+    assert r.shown and "no effect beyond it, as predicted" in r.text
+    r = readings.compare("t", ("a", A), ("b", [x * 3 for x in A]), aa=(A, A_QUIET), expect_effect=False)
+    assert not r.shown and "an effect, where none was predicted" in r.text
+
+
 def test_no_effect_is_decided_only_with_the_median_near_one() -> None:
     same = readings.compare("t", ("a", A), ("b", A_QUIET), aa=(A, A_QUIET))
     assert same.verdict == "none" and "no effect beyond it" in same.text

@@ -106,13 +106,17 @@ class Pinning:
     one_cpu: bool
 
     def sharing(self, where: str) -> Reading:
-        """The rule's reading: the P99 alone vs with the competitor ``where``."""
+        """The rule's reading: the P99 alone vs with the competitor ``where``.
+        Predicted: the competitor costs the tail on the consumer's CPU, and
+        "away" too on 2 CPUs (no spare core: it shares the producer's); on a
+        spare core it costs nothing beyond the threshold."""
         return compare(
             f"P99 with a busy process {where.replace('_', ' ')}",
             ("alone", self.p99_us["alone"]),
             (where.replace("_", " "), self.p99_us[where]),
             unit="us",
             aa=self.aa,
+            expect_effect=not (where == "away" and self.spare_cpus > 0),
         )
 
     def prevented(self) -> str:

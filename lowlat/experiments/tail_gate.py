@@ -5,8 +5,8 @@ tick untouched and moves the P99.  Both gates come from
 :func:`lowlat.method.gate.noise_gate`, which applies chapter 04a's rule
 (:mod:`lowlat.method.rule`): the baseline runs twice in every interleaved
 round (A and A'), and each metric's threshold is 1 + its A/A band's reach
-from 1 + the margin (5%), printed with its origin; the P50 gate passes the
-change, the P99 gate catches it.
+from 1 + the margin (5%), printed with its origin; the P50 gate does not
+flag the change, the P99 gate catches it.
 
 The baseline runs the same injection code with a zero-length slow path (the
 draw alone), so the two differ by the slow path only.  Latencies in ns from
@@ -49,7 +49,7 @@ class TailRegression:
 
     @property
     def lesson_shown(self) -> bool:
-        """The P50 gate passed the change and the P99 gate caught it."""
+        """The P50 gate did not flag the change and the P99 gate caught it."""
         return self.p50.verdict != "REGRESSION" and self.p99.verdict == "REGRESSION"
 
     def reading(self) -> str:
@@ -59,7 +59,7 @@ class TailRegression:
             f"({self.fraction * self.ticks:,.0f} ticks a run):"
         )
         if self.lesson_shown:
-            verdict = "the P50 gate passed it, the P99 gate caught it: gate on the tail you promise"
+            verdict = "the P50 gate did not flag it, the P99 gate caught it: gate on the tail you promise"
         elif self.p50.verdict == "REGRESSION" and self.one_cpu:
             verdict = (
                 "the P50 moved too: on one usable CPU the producer waits for the CPU while the consumer runs the "

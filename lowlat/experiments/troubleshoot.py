@@ -225,6 +225,13 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
     out: list[Finding] = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     busy = load is not None and load > n - 0.5  # the same test as the load line below
+    spinners = (
+        0
+        if usage is None
+        else sum(
+            w in ("spin", "backoff") for w in (usage.result.config.producer_wait, usage.result.config.consumer_wait)
+        )
+    )
     # Who took the CPUs: the load line below settles whether other runnable tasks competed.
     # When it clears them, name what a load average hardly shows.
     if n < 2:
@@ -286,7 +293,14 @@ def checklist(usage: RunUsage | None = None, steal_sample_s: float = 0.5) -> lis
             if load is not None
             else "no load average here",
             "n/a" if load is None else ("warn" if busy else "ok"),
-            "close other programs; the benchmark wants its cores to itself" if busy else "",
+            (
+                f"{spinners} spinners fill {'both' if n == 2 else f'all {n}'} CPUs: every waking thread, this "
+                "notebook's included, preempts one; leave a CPU free or isolate cores"
+                if spinners >= n
+                else "other runnable tasks share the pipeline's CPUs: leave its CPUs free of other work or isolate cores"
+            )
+            if busy
+            else "",
         )
     )
     steal = _steal_share(steal_sample_s)

@@ -78,7 +78,7 @@ def decide(
         target_items_per_s = finite_arg(target_items_per_s, "target_items_per_s", positive=True)
     ev = f"P50 {p50_ns:,.0f} ns (budget {p50_budget_ns:,.0f}), P99 {p99_ns:,.0f} ns (budget {p99_budget_ns:,.0f})"
     if items_per_s is not None and target_items_per_s is not None:
-        ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f})"
+        ev += f", {items_per_s / 1e6:,.2f} M items/s (target {target_items_per_s / 1e6:,.2f} M items/s)"
     if p50_ns > p50_budget_ns:
         return Decision(
             case,

@@ -35,6 +35,7 @@ from lowlat.method.rule import (
     UNDECIDED,
     AABand,
     Band,
+    Threshold,
     aa_band,
     decide,
     fixed_threshold,
@@ -181,10 +182,21 @@ def _aa(aa: Any, margin: float) -> AABand:
     )
 
 
-def _decider(n: int, reasons: Sequence[str]) -> str:
+# Noise at which more rounds cannot help: the A/A band reaching 2x from 1 is a property of the machine and
+# the metric (a P99 a preemption can double), which more rounds measure better but do not narrow.
+HOPELESS_NOISE = 1.0
+
+
+def _decider(n: int, reasons: Sequence[str], thr: Threshold, why: str) -> str:
+    """What would decide an undecided comparison, as the end of a sentence."""
     if any(r.startswith(ONE_CPU) for r in reasons):
-        return "two usable CPUs"
-    return f"{max(2 * n, 9)}+ or longer rounds"
+        return "two usable CPUs would decide."
+    if thr.noise >= HOPELESS_NOISE and not why.startswith(("only", "a noise estimate")):
+        return (
+            f"at this noise (±{thr.noise:.0%}) this machine cannot decide it: more rounds measure the noise, "
+            "they do not narrow it."
+        )
+    return f"{max(2 * n, 9)}+ or longer rounds would decide."
 
 
 def compare(
@@ -198,6 +210,7 @@ def compare(
     margin: float = MARGIN,
     threshold: float | None = None,
     reasons: Sequence[str] = (),
+    expect_effect: bool = True,
 ) -> Reading:
     """Reads two interleaved series (one value per round, same rounds) by
     chapter 04a's rule (:mod:`lowlat.method.rule`): ``expected_better`` is
@@ -214,12 +227,15 @@ def compare(
     the chapters that still pass one, printed as fixed by the caller.  The
     reading always prints its threshold and origin; when it cannot decide
     it says what would.  ``reasons``: this run's conditions
-    (:func:`conditions`), named when the effect did not show."""
+    (:func:`conditions`), named when the effect did not show.
+    ``expect_effect=False``: the chapter predicts no effect beyond the
+    threshold; then that verdict is the one shown "as predicted"."""
     str_arg(what, "what")
     name_a, a = _series(expected_better, "expected_better", what)
     name_b, b = _series(other, "other", what)
     str_arg(unit, "unit")
     lower_is_better = bool_arg(lower_is_better, "lower_is_better")
+    expect_effect = bool_arg(expect_effect, "expect_effect")
     margin = real_arg(margin, "margin", minimum=0.0, maximum=1.0)
     if threshold is not None and aa is not None:
         raise ValueError(f"{what}: give aa (the A/A band) or threshold, not both: the A/A band sets the threshold")
@@ -258,20 +274,29 @@ def compare(
     word = _word(unit, lower_is_better)
     measured = f"{what}: {name_a} {_fmt(med_a, unit)}, {name_b} {_fmt(med_b, unit)} (medians, {len(a)} rounds)"
     lead, shown_band = (name_a, band) if band.median >= 1 else (name_b, band.inverted())
-    seen = f"{lead} {_x(shown_band.median)} {word} [{_n(shown_band.low)}-{_n(shown_band.high)}], {thr.describe()}"
-    verdict = {
-        EFFECT: "an effect, as predicted.",
-        OPPOSITE: "an effect, against the prediction.",
-        NONE: "no effect beyond it, not as predicted.",
-    }.get(v.kind) or f"cannot decide ({v.why}); {_decider(len(a), reasons)} would decide."
-    if v.kind != EFFECT and reasons:
+    # the lead is chosen by the median per-round ratio; where the two medians point the other way, say so
+    a_lost = med_a > med_b if lower_is_better else med_a < med_b
+    b_lost = med_b > med_a if lower_is_better else med_b < med_a
+    other_way = a_lost if band.median > 1 else (b_lost if band.median < 1 else False)
+    how = " (median per-round ratio; the medians disagree)" if other_way else ""
+    seen = f"{lead} {_x(shown_band.median)} {word}{how} [{_n(shown_band.low)}-{_n(shown_band.high)}], {thr.describe()}"
+    words = (
+        {EFFECT: "an effect, as predicted.", NONE: "no effect beyond it, not as predicted."}
+        if expect_effect
+        else {EFFECT: "an effect, where none was predicted.", NONE: "no effect beyond it, as predicted."}
+    )
+    verdict = {**words, OPPOSITE: "an effect, against the prediction."}.get(
+        v.kind
+    ) or f"cannot decide ({v.why}); {_decider(len(a), reasons, thr, v.why)}"
+    shown = v.kind == (EFFECT if expect_effect else NONE)
+    if not shown and reasons:
         verdict += " Likely because " + "; ".join(reasons) + "."
     return Reading(
         f"{measured}\n  -> {seen}: {verdict}",
         band.median,
         band.low,
         band.high,
-        v.kind == EFFECT,
+        shown,
         reasons,
         thr.factor,
         thr.origin,

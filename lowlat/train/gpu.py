@@ -55,7 +55,7 @@ def available() -> tuple[bool, str]:
     not time (they rely on CUDA events, streams and pinned memory)."""
     torch = _torch()
     if torch is None:
-        return False, 'torch is not installed (pip install -e ".[gpu]" on a machine with a CUDA GPU)'
+        return False, 'torch is not installed; on a machine with a CUDA GPU: pip install -e ".[gpu]"'
     if not torch.cuda.is_available():
         mps = getattr(getattr(torch, "backends", None), "mps", None)
         if mps is not None and mps.is_available():

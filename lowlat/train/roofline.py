@@ -224,7 +224,7 @@ def _better(a: Kernel, b: Kernel) -> Kernel:
 
 def measure(
     matmul_sizes: tuple[int, ...] = (32, 128, 512),
-    vector_n: int = 4_000_000,
+    vector_n: int | None = None,
     repeats: int = 5,
     *,
     peak_n: int = PEAK_N,
@@ -234,10 +234,15 @@ def measure(
     again (a few seconds), with BLAS on one thread.  The compute roof is a
     ``peak_n`` matmul measured on its own, the bandwidth roof the best of
     :func:`stream_kernels`; neither is taken from ``kernels``.  Each roof
-    keeps the better of its two measurements."""
+    keeps the better of its two measurements.  ``vector_n``: the add's and
+    the sum's float64 elements per array (default: arrays of twice the
+    last-level cache, 32-256 MiB, so the sum's one array streams from DRAM
+    too, not from a cache that holds it)."""
     if isinstance(matmul_sizes, (str, bytes)) or not hasattr(matmul_sizes, "__iter__") or not len(matmul_sizes):
         raise TypeError(f"matmul_sizes must be a non-empty tuple of matrix sizes, got {matmul_sizes!r}")
     sizes = [int_arg(n, "matmul size", minimum=1, maximum=8192) for n in matmul_sizes]
+    if vector_n is None:
+        vector_n = min(max(2 * llc_bytes(), 32 << 20), 256 << 20) // F8
     with quiet_blas() as quiet:
         # the roofs before and after the kernels, the better of the two kept: a machine whose load
         # changes during the run then does not hand the kernels a quieter moment than the roofs had
