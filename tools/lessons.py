@@ -16,6 +16,7 @@ it reads, so that authors can follow them:
 - **Exercises' times**: in the markdown after a heading that names
   "Exercises", every ``(N min)`` (or ``(N minutes)``) of an ungraded
   exercise, i.e. outside the paragraph that starts with ``**Graded``.
+  They come on top of the stated time, which covers reading and running.
 - **Run time**: the sum of the code cells' ``metadata.run_s`` (seconds),
   which ``python -m tools notebooks`` records when it executes a notebook.
 
@@ -27,8 +28,8 @@ inner ``'``, ``.`` or ``-``: "don't", "1.5", "P99.9", "core-to-core" are one
 word each; a run of CJK characters is one word).  A **paragraph** is a block
 between blank lines, and each list item is its own paragraph.
 
-**Computed time** (minutes) = words / 200 + run time / 60 + the ungraded
-exercises' stated minutes.  **Budgets**: <= 2,500 words a notebook,
+**Computed time** (minutes) = words / 200 + run time / 60; the ungraded
+exercises' minutes are reported beside it, not added.  **Budgets**: <= 2,500 words a notebook,
 paragraphs <= 120 words, the course <= 18,000 words, stated time >= 90% of
 the computed time, a ``## Lessons`` list of 1 to 5 items, a stated time.
 ``--check`` exits 1 when any budget is broken.
@@ -132,7 +133,8 @@ class Report:
 
     @property
     def computed_min(self) -> float:
-        return self.words / WORDS_PER_MINUTE + (self.run_s or 0.0) / 60 + self.exercise_min
+        """Reading and running; the exercises' minutes come on top."""
+        return self.words / WORDS_PER_MINUTE + (self.run_s or 0.0) / 60
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -285,7 +287,10 @@ def table(reports: list[Report], root: Path = ROOT) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     total = sum(r.words for r in reports)
     over = f" (over the course budget of {MAX_COURSE_WORDS:,})" if total > MAX_COURSE_WORDS else ""
-    lines.append(f"course: {total:,} words{over}, computed {sum(r.computed_min for r in reports):.0f} min")
+    lines.append(
+        f"course: {total:,} words{over}, computed {sum(r.computed_min for r in reports):.0f} min "
+        f"+ {sum(r.exercise_min for r in reports):g} min of ungraded exercises"
+    )
     for r in reports:
         lines.append("")
         lines.append(f"{r.path.name}:")
