@@ -96,7 +96,7 @@ def _eaten(who: str, us: float) -> str:
         return f"{us:.1f} us of the reserve"
     if who == OVER_BUDGET:
         return f"{us:.1f} us beyond all slack and the reserve"
-    return f"{us:.1f} us of {who}'s allotment"
+    return f"{us:.1f} us of {who}'s slack"
 
 
 @dataclass(frozen=True)
