@@ -96,6 +96,9 @@ def test_pool_beats_malloc_on_a_fragmented_heap_same_run() -> None:
     # each round's batch means, in round order, for readings.compare (chapter 02)
     assert len(c.malloc_rounds_ns) == len(c.pool_rounds_ns) == 3
     assert c.pool_mean_ns == sorted(c.pool_rounds_ns)[1] and min(c.malloc_rounds_ns) > 0
+    # each round's P99.9 / P50, both at least one step of the stamps: a ratio of 1 or more
+    assert len(c.malloc_tail_rounds) == len(c.pool_tail_rounds) == 3 and c.timer_step_ns >= 1
+    assert min(c.malloc_tail_rounds + c.pool_tail_rounds) >= 1
     with pytest.raises(ValueError, match="mode must be 'steady' or 'fragmented'"):
         alloc.compare_alloc("chaotic")
 

@@ -44,6 +44,17 @@ def test_clock_info_fields() -> None:
         clock.clock_info(0)
 
 
+def test_the_stamps_step_is_a_whole_number_of_counter_ticks_or_the_clocks_step() -> None:
+    step = clock.stamp_step_ns()
+    assert step >= 1  # stamps are recorded in whole ns
+    tpn = clock.tsc_ticks_per_ns()
+    if tpn > 0:  # a whole number of ticks, at least one (a hypervisor's counter may step by many)
+        ticks = step * tpn
+        assert step == 1 or (ticks >= 0.999 and abs(ticks - round(ticks)) < 1e-6)
+    with pytest.raises(ValueError, match="reads"):
+        clock.stamp_step_ns(0)
+
+
 def test_cpu_count_and_usable_cpus() -> None:
     assert affinity.cpu_count() == os.cpu_count()
     assert set(affinity.usable_cpus()) <= set(range(affinity.cpu_count()))

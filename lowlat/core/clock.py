@@ -7,10 +7,12 @@ nanosecond-scale measurements happen inside the C loops.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 
 from lowlat.core._lib import ffi, lib
+from lowlat.core.validate import int_arg
 
 # enum ll_tsc_kind (csrc/clock.h): which counter stamps the core's timed loops.
 TSC_KINDS = {
@@ -78,6 +80,27 @@ class ClockInfo:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def stamp_step_ns(reads: int = 2_000) -> float:
+    """The step of the stamps that time single operations in the core's
+    loops (ns), at least 1 ns (they are recorded in whole ns).  On a counter:
+    the greatest common divisor of the tick differences of ``reads``
+    successive reads (a hypervisor may advance the counter many ticks at a
+    time), in ns; without one, the monotonic clock's smallest step."""
+    reads = int_arg(reads, "reads", minimum=1)
+    tpn = tsc_ticks_per_ns()
+    if tpn <= 0:
+        return max(1.0, clock_info(10_000).monotonic_resolution_ns)
+    read = lib.ll_tsc_read
+    prev, ticks = int(read()), 0
+    for _ in range(reads):
+        now = int(read())
+        ticks = math.gcd(ticks, now - prev)
+        prev = now
+        if ticks == 1:
+            break
+    return max(1.0, max(ticks, 1) / tpn)
 
 
 def python_perf_counter_cost(iterations: int = 200_000) -> float:

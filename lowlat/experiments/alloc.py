@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lowlat.core._lib import ffi, lib
+from lowlat.core.clock import stamp_step_ns
 from lowlat.core.errors import check_status
 from lowlat.core.hist import Histogram
 from lowlat.core.validate import int_arg
@@ -98,7 +99,9 @@ class AllocComparison:
     """malloc vs pool, interleaved.  Means are medians over rounds; the tail
     figures come from all rounds' per-op histograms merged.  ``*_rounds_ns``:
     each round's batch-timed mean (ns per operation), in round order, for
-    :func:`lowlat.method.readings.compare`."""
+    :func:`lowlat.method.readings.compare`; ``*_tail_rounds``: each round's
+    P99.9 / P50 of the timed loop, each percentile taken as at least one
+    step of the stamps (``timer_step_ns``, the least they resolve)."""
 
     mode: str
     rounds: int
@@ -113,6 +116,9 @@ class AllocComparison:
     pool_hist: Histogram = field(repr=False)
     malloc_rounds_ns: list[float] = field(default_factory=list)
     pool_rounds_ns: list[float] = field(default_factory=list)
+    malloc_tail_rounds: list[float] = field(default_factory=list)
+    pool_tail_rounds: list[float] = field(default_factory=list)
+    timer_step_ns: float = 1.0
 
 
 def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int = 5, seed: int = 1) -> AllocComparison:
@@ -129,6 +135,8 @@ def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int =
         raise ValueError(f"mode must be 'steady' or 'fragmented', got {mode!r}")
     int_arg(rounds, "rounds", minimum=1)
     round_no = -1
+    step = stamp_step_ns()
+    tails: dict[str, list[float]] = {"malloc": [], "pool": []}
 
     def next_round() -> None:
         nonlocal round_no
@@ -138,6 +146,8 @@ def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int =
         def run() -> AllocRun:
             r = alloc_run(allocator, ops=ops, seed=seed + round_no, **shape)
             assert r.hist is not None  # per_op=True
+            s = r.hist.summary()
+            tails[allocator].append(max(s["p99.9"], step) / max(s["p50"], step))
             into.merge(r.hist)
             r.hist = None  # merged: one histogram per allocator, not per round
             return r
@@ -167,6 +177,9 @@ def compare_alloc(mode: str = "fragmented", *, ops: int = 200_000, rounds: int =
         pool_hist=ph,
         malloc_rounds_ns=mm,
         pool_rounds_ns=pm,
+        malloc_tail_rounds=tails["malloc"],
+        pool_tail_rounds=tails["pool"],
+        timer_step_ns=step,
     )
 
 
