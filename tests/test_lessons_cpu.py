@@ -105,6 +105,24 @@ def test_store_buffering_relaxed_reorders_and_seq_cst_never() -> None:
     assert "rule:" in r.reading() and "an effect" in r.reading()
 
 
+def test_the_store_buffering_rule_says_what_release_acquire_may_show() -> None:
+    def run(test: str, order: str, reorders: int) -> litmus.LitmusRun:
+        return litmus.LitmusRun(test, order, 100, {(0, 0): reorders, (1, 1): 100 - reorders}, reorders, 0.1)
+
+    sb = litmus.Litmus(
+        "store_buffering",
+        {o: run("store_buffering", o, n) for o, n in (("relaxed", 5), ("acq_rel", 3), ("seq_cst", 0))},
+        (0, 1),
+        2,
+        "x86_64",
+    )
+    assert "release/acquire may show some, as relaxed does" in sb.reading() and sb.shown
+    mp = litmus.Litmus(
+        "message_passing", {o: run("message_passing", o, 0) for o in ("relaxed", "acq_rel")}, (0, 1), 2, "x86_64"
+    )
+    assert "may show some" not in mp.reading()
+
+
 @two_cpus
 def test_message_passing_never_reorders_with_release_acquire() -> None:
     r = litmus.message_passing(20_000, rounds=2)

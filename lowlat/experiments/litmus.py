@@ -153,6 +153,8 @@ class Litmus:
             f"  rule: an effect when {ORDER_WORDS[self.weak]} shows > 0 and {ORDER_WORDS[self.strong]} exactly 0 "
             "(any under the strong order would be a bug)"
         )
+        if self.test == "store_buffering" and "acq_rel" in self.runs:
+            rule += f"; {ORDER_WORDS['acq_rel']} may show some, as relaxed does: a release orders only what precedes it"
         strong = self.runs[self.strong].reorders
         if strong:
             verdict = f"{ORDER_WORDS[self.strong]} showed {strong:,}: the order did not hold, a bug to report."
