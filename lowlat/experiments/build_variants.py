@@ -110,6 +110,14 @@ def _sources() -> list[Path]:
     return toolchain.core_sources()
 
 
+def _link_args() -> list[str]:
+    """The installed core's linker flags (``_build.link_args``), so a variant
+    differs from it by the compiler flags alone."""
+    from lowlat.core._build import link_args
+
+    return link_args()
+
+
 def _key(flags: tuple[str, ...], cc: str) -> str:
     """Hash of every core source and header, the flags, the compiler and
     the machine: a change to any of them builds afresh."""
@@ -118,7 +126,7 @@ def _key(flags: tuple[str, ...], cc: str) -> str:
     for p in files:
         h.update(str(p.relative_to(toolchain.CSRC)).encode())
         h.update(p.read_bytes())
-    h.update(" ".join(flags).encode())
+    h.update(" ".join([*flags, *_link_args()]).encode())
     h.update(_compiler_id(cc).encode())
     h.update(platform.machine().encode())
     return h.hexdigest()[:16]
@@ -222,7 +230,9 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
             failures = [f"{compiler} exited 0 but wrote no object file ({missing[0]}): is it a C compiler?"]
         part = Path(tmp) / so.name
         reason = (
-            failures[0] if failures else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm"])
+            failures[0]
+            if failures
+            else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm", *_link_args()])
         )
         if not reason and not part.is_file():
             reason = f"{compiler} exited 0 but wrote no shared library: is it a C compiler?"
