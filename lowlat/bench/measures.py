@@ -204,7 +204,7 @@ def pipeline_keys(quick: bool, wait: str) -> dict[str, float]:
             "floor": checked(floor),
             "seed": checked(run("seed", pipeline.seed_config(ticks))),
         },
-        3 if quick else 5,
+        7 if quick else 9,
         between=c2c_sampler(c2c, wait),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}

@@ -178,7 +178,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     # Many short rounds rather than a few long ones: a round between two cores
     # settles into a faster or a slower rhythm of line transfers, and the
     # ratios below are medians over rounds, so they need many rounds.
-    spsc_rounds = 15 if quick else 21
+    spsc_rounds = 31 if quick else 41
     step(
         4,
         f"SPSC throughput: layouts, cache, calls, waits, interleaved x{spsc_rounds}",
@@ -186,7 +186,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     )
 
     # The round trips' ratio is a median over rounds too: more of them than reps.
-    rtt_rounds = 9 if quick else 15
+    rtt_rounds = 21 if quick else 31
 
     def round_trip() -> dict[str, float]:
         n = 20_000 if quick else 100_000
@@ -286,7 +286,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     # start a BLAS thread pool, and nothing pinned should run after that.
     step(
         10,
-        f"pipeline: the source's settings, the best, and its floor, interleaved x{3 if quick else 5}",
+        f"pipeline: the source's settings, the best, and its floor, interleaved x{7 if quick else 9}",
         lambda: pipeline_keys(quick, wait),
     )
     step(11, "memory orders, topology and payload size", lambda: orders_topology_keys(quick, wait))

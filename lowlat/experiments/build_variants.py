@@ -341,7 +341,7 @@ def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict
     if between is not None:
         callable_arg(between, "between")
     # Short rounds, many of them: the ratios are medians over rounds.
-    rounds, items = (9, 4_000_000) if quick else (15, 20_000_000)
+    rounds, items = (21, 4_000_000) if quick else (31, 20_000_000)
     v = build("o3-native")
     keys = (
         "o3_native_batch_items_per_s",
