@@ -71,18 +71,18 @@ ll_spsc *ll_spsc_create(size_t capacity, size_t record_size, unsigned flags)
     if (flags & LL_SPSC_UNPADDED) {
         q->tail = &q->cursors.packed.tail;
         q->head = &q->cursors.packed.head;
-        q->head_cache = &q->cursors.packed.head_cache;
-        q->tail_cache = &q->cursors.packed.tail_cache;
+        q->tail_limit = &q->cursors.packed.tail_limit;
+        q->head_limit = &q->cursors.packed.head_limit;
     } else if (flags & LL_SPSC_SPREAD) {
         q->tail = &q->cursors.spread.tail;
         q->head = &q->cursors.spread.head;
-        q->head_cache = &q->cursors.spread.head_cache;
-        q->tail_cache = &q->cursors.spread.tail_cache;
+        q->tail_limit = &q->cursors.spread.tail_limit;
+        q->head_limit = &q->cursors.spread.head_limit;
     } else {
         q->tail = &q->cursors.padded.tail;
         q->head = &q->cursors.padded.head;
-        q->head_cache = &q->cursors.padded.head_cache;
-        q->tail_cache = &q->cursors.padded.tail_cache;
+        q->tail_limit = &q->cursors.padded.tail_limit;
+        q->head_limit = &q->cursors.padded.head_limit;
     }
     atomic_init(q->tail, 0);
     atomic_init(q->head, 0);

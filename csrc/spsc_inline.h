@@ -34,12 +34,12 @@
  * ll_spsc_default_layout() picks per vendor; `python -m lowlat bench`
  * measures both (spsc_adjacent_vs_spread). */
 struct ll_spsc_padded {
-    /* Producer-owned: written by push, read by pop only when its cache runs out. */
+    /* Producer-owned: written by push, read by pop only when its limit is reached. */
     alignas(LL_CACHELINE) _Atomic uint64_t tail;
-    uint64_t head_cache; /* producer's last view of head (never read by pop) */
-    /* Consumer-owned: written by pop, read by push only when its cache runs out. */
+    uint64_t tail_limit; /* push may go up to here: head last seen + capacity */
+    /* Consumer-owned: written by pop, read by push only when its limit is reached. */
     alignas(LL_CACHELINE) _Atomic uint64_t head;
-    uint64_t tail_cache; /* consumer's last view of tail (never read by push) */
+    uint64_t head_limit; /* pop may go up to here: tail last seen */
     /* Pads the struct so the next allocation cannot share the last line's pair. */
     alignas(LL_FALSE_SHARING_RANGE) char end[1];
 };
@@ -48,9 +48,9 @@ struct ll_spsc_padded {
  * placement the adjacent-line prefetcher argues for. */
 struct ll_spsc_spread {
     alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t tail;
-    uint64_t head_cache;
+    uint64_t tail_limit;
     alignas(LL_FALSE_SHARING_RANGE) _Atomic uint64_t head;
-    uint64_t tail_cache;
+    uint64_t head_limit;
     alignas(LL_FALSE_SHARING_RANGE) char end[1];
 };
 
@@ -60,8 +60,8 @@ struct ll_spsc_spread {
 struct ll_spsc_packed {
     _Atomic uint64_t tail;
     _Atomic uint64_t head;
-    uint64_t head_cache;
-    uint64_t tail_cache;
+    uint64_t tail_limit;
+    uint64_t head_limit;
 };
 
 struct ll_spsc {
@@ -78,10 +78,10 @@ struct ll_spsc {
      * against 1.14x the records per second of rigtorp's SPSCQueue. */
     _Atomic uint64_t *tail;
     _Atomic uint64_t *head;
-    uint64_t *head_cache;
-    uint64_t *tail_cache;
+    uint64_t *tail_limit;
+    uint64_t *head_limit;
     unsigned flags;
-    bool cached; /* !(flags & LL_SPSC_NO_CACHE), hoisted */
+    bool cached; /* !(flags & LL_SPSC_NO_CACHE), read only when a limit is reached */
     /* The cursors, in one of three layouts chosen at creation. */
     union {
         struct ll_spsc_padded padded;
@@ -90,39 +90,39 @@ struct ll_spsc {
     } cursors;
 };
 
-/* Free slots as the producer sees them.  The cached copy of head is trusted
- * while it shows room for `want` records; only then is the consumer's line
- * read (the point of the cache: most calls touch no shared line at all). */
+/* Free slots as the producer sees them.  Its limit (head last seen plus the
+ * capacity) is trusted while it leaves room for `want` records; only then is
+ * the consumer's line read (most calls touch no shared line).  Without the
+ * cache the limit is set to what this call may move, so the next one reads.
+ * The common case is then one load and one compare, the same whether the
+ * ring caches or not: the check for the flag is off the fast path. */
 static inline __attribute__((always_inline)) uint64_t ll_spsc__free_slots(ll_spsc *q, uint64_t tail, uint64_t want)
 {
-    uint64_t cap = q->mask + 1;
-    if (q->cached) {
-        uint64_t free_slots = cap - (tail - *q->head_cache);
-        if (free_slots >= want)
-            return free_slots;
-        /* acquire: pairs with pop's release of head; the consumer has finished
-         * reading every slot below head before we overwrite any of them. */
-        *q->head_cache = atomic_load_explicit(q->head, memory_order_acquire);
-        return cap - (tail - *q->head_cache);
-    }
-    /* acquire: same pairing as above, paid on every call. */
-    return cap - (tail - atomic_load_explicit(q->head, memory_order_acquire));
+    uint64_t room = *q->tail_limit - tail;
+    if (__builtin_expect(room >= want, 1))
+        return room;
+    /* acquire: pairs with pop's release of head; the consumer has finished
+     * reading every slot below head before we overwrite any of them. */
+    room = atomic_load_explicit(q->head, memory_order_acquire) + q->mask + 1 - tail;
+    *q->tail_limit = tail + (q->cached || room < want ? room : want);
+    return room;
 }
 
-/* Records ready as the consumer sees them; same caching rule. */
+/* Records ready as the consumer sees them; same rule, the limit being the
+ * tail last seen.  An unchanged tail is not stored again: an empty ring
+ * polled leaves the consumer's line alone. */
 static inline __attribute__((always_inline)) uint64_t ll_spsc__used_slots(ll_spsc *q, uint64_t head, uint64_t want)
 {
-    if (q->cached) {
-        uint64_t used = *q->tail_cache - head;
-        if (used >= want)
-            return used;
-        /* acquire: pairs with push's release of tail; the slot contents
-         * written before that store are visible to our reads below. */
-        *q->tail_cache = atomic_load_explicit(q->tail, memory_order_acquire);
-        return *q->tail_cache - head;
-    }
-    /* acquire: same pairing as above, paid on every call. */
-    return atomic_load_explicit(q->tail, memory_order_acquire) - head;
+    uint64_t ready = *q->head_limit - head;
+    if (__builtin_expect(ready >= want, 1))
+        return ready;
+    /* acquire: pairs with push's release of tail; the slot contents
+     * written before that store are visible to our reads below. */
+    ready = atomic_load_explicit(q->tail, memory_order_acquire) - head;
+    uint64_t limit = head + (q->cached || ready < want ? ready : want);
+    if (limit != *q->head_limit)
+        *q->head_limit = limit;
+    return ready;
 }
 
 /* Copies n records between the ring, starting at counter `at`, and a flat
@@ -194,21 +194,24 @@ static inline size_t ll_spsc_pop_many_inline(ll_spsc *q, void *out, size_t max)
  * use it for the sizes they know.  The orders are those above. */
 static inline __attribute__((always_inline)) bool ll_spsc__push1(ll_spsc *q, const void *rec, size_t size)
 {
-    uint64_t tail = atomic_load_explicit(q->tail, memory_order_relaxed); /* own cursor */
+    /* The cursor's address read once: the copy below may alias the header. */
+    _Atomic uint64_t *cursor = q->tail;
+    uint64_t tail = atomic_load_explicit(cursor, memory_order_relaxed); /* own cursor */
     if (ll_spsc__free_slots(q, tail, 1) == 0)
         return false;
     memcpy(q->slots + (size_t)(tail & q->mask) * size, rec, size);
-    atomic_store_explicit(q->tail, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
+    atomic_store_explicit(cursor, tail + 1, LL_SPSC_PUBLISH_ORDER); /* publish the slot: release */
     return true;
 }
 
 static inline __attribute__((always_inline)) bool ll_spsc__pop1(ll_spsc *q, void *out, size_t size)
 {
-    uint64_t head = atomic_load_explicit(q->head, memory_order_relaxed); /* own cursor */
+    _Atomic uint64_t *cursor = q->head;                                 /* read once, as in push */
+    uint64_t head = atomic_load_explicit(cursor, memory_order_relaxed); /* own cursor */
     if (ll_spsc__used_slots(q, head, 1) == 0)
         return false;
     memcpy(out, q->slots + (size_t)(head & q->mask) * size, size);
-    atomic_store_explicit(q->head, head + 1, memory_order_release); /* hand the slot back */
+    atomic_store_explicit(cursor, head + 1, memory_order_release); /* hand the slot back */
     return true;
 }
 

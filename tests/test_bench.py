@@ -72,6 +72,11 @@ ISSUE_KEYS = [
     "spsc_api_op_over_inline",
     "spsc_plain_items_per_s",
     "spsc_refill_vs_plain",
+    "spsc_api_vs_inline",
+    "spsc_u64_call_vs_inline",
+    "spsc_api_rtt_vs_inline",
+    "o3_native_vs_o2_item",
+    "ratios_inconclusive",
 ]
 
 
@@ -119,6 +124,12 @@ def test_spsc_benchmarks_check_order_and_report() -> None:
         queues.spsc_throughput(64, 10, refill=65)
     # One thread, both paths, and a record count that ends inside a burst.
     assert queues.spsc_op_ns(1_000) > 0 and queues.spsc_op_ns(1_001, api=True) > 0
+    assert queues.spsc_op_ns(1_001, api="record") > 0 and queues.spsc_op_ns(1_001, api="u64") > 0
+    for api in ("u64", "record"):  # the exported calls, both kinds, between two threads
+        assert queues.spsc_throughput(1024, 50_000, refill=128, api=api).errors == 0
+        assert queues.spsc_rtt(64, 1_000, api=api).errors == 0
+    with pytest.raises(ValueError, match="api must be False, True or one of 'inline', 'u64', 'record'"):
+        queues.spsc_op_ns(10, api="fast")
     with pytest.raises(ValueError, match="items must be >= 1"):
         queues.spsc_op_ns(0)
     with pytest.raises(ValueError, match="wait must be one of"):
@@ -240,3 +251,31 @@ def test_a_suite_without_failures_writes_no_failure_entry(monkeypatch: pytest.Mo
     monkeypatch.setattr(suite, "_steps", lambda quick, step, r: step(1, "few", lambda: {"spsc_op_ns": 1.0}))
     with pytest.raises(AssertionError, match="did not measure"):
         suite.run_all()
+
+
+def test_ratio_keys_carry_a_band_and_say_when_it_is_too_wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ratio key comes with the 90% band of its median; the table says
+    "inconclusive" when the band reaches beyond +-15% of the value, and
+    ``ratios_inconclusive`` counts those keys."""
+    from lowlat.bench import suite
+    from lowlat.bench.measures import ratio
+    from lowlat.method.interleave import median_band
+
+    assert median_band([5.0, 1.0, 3.0]) == (1.0, 5.0)  # too few rounds for a narrower one
+    assert median_band(range(1, 16)) == (4.0, 12.0)
+    steady = ratio("spsc_api_vs_inline", [1.0] * 9, [1.0, 1.01, 0.99] * 3)
+    noisy = ratio("spsc_u64_call_vs_inline", [1.0] * 9, [0.5, 1.0, 2.0] * 3)
+
+    def fake_steps(quick: bool, step, r: dict) -> None:  # type: ignore[no-untyped-def]
+        step(1, "all", lambda: {**dict.fromkeys(bench.KEYS, 2.0), **steady, **noisy})
+        r["ratios_inconclusive"] = sum(suite.inconclusive(r[k], band) for k, band in suite.bands(r).items())
+
+    monkeypatch.setattr(suite, "_steps", fake_steps)
+    res = suite.run_all()
+    assert set(res) == set(bench.KEYS) and res.inconclusive() == ["spsc_u64_call_vs_inline"]
+    assert res["ratios_inconclusive"] == 1
+    table = bench.format_table(res)
+    line = next(ln for ln in table.splitlines() if ln.startswith("spsc_u64_call_vs_inline"))
+    assert "[inconclusive, 90% band 0.50-2.00]" in line
+    line = next(ln for ln in table.splitlines() if ln.startswith("spsc_api_vs_inline "))
+    assert "[90% band 0.99-1.01]" in line and "inconclusive" not in line

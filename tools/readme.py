@@ -34,6 +34,12 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ring of 1,024 uint64, one record per call: inlined / exported calls (a full ring refilled 128 slots at a time)",
     ),
     (
+        ("spsc_api_vs_inline", "spsc_u64_call_vs_inline"),
+        "x",
+        "the same, calls over the inlined loop: the public `ll_spsc_try_push/try_pop` / the exported "
+        "`ll_spsc_try_push_u64/try_pop_u64`",
+    ),
+    (
         ("spsc_plain_items_per_s", "spsc_refill_vs_plain"),
         "M/s x",
         "the producer retrying a full ring at once (each slot refilled as freed); refilling by 128 over that",
@@ -68,6 +74,7 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ns",
         "ping-pong round trip P50: inlined / exported; core-to-core beside it",
     ),
+    (("spsc_api_rtt_vs_inline",), "x", "that round trip, the public API over the inlined (>1: the calls slower)"),
     (
         ("ring_struct64_items_per_s", "ring_index_items_per_s"),
         "M/s",
@@ -77,6 +84,11 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         ("o2_batch_items_per_s", "o3_native_batch_items_per_s"),
         "M/s",
         "the batched ring from the installed `-O2` core / built `-O3 -march=native`",
+    ),
+    (
+        ("o2_item_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_item"),
+        "M/s M/s x",
+        "one record per call, the same two builds, and `-O3 -march=native` over `-O2`",
     ),
     (
         ("seq_cst_store_ns", "release_store_ns"),

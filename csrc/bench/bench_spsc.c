@@ -97,7 +97,10 @@ static void *tp_producer(void *arg)
     uint64_t waits = 0;
     unsigned spins = 0;
     if (c->batch == 0) {
-        if (!(c->api ? tp_push_items(s, &waits, 1) : tp_push_items(s, &waits, 0)))
+        bool done = c->api == 2 ? tp_push_items(s, &waits, 2)
+                    : c->api    ? tp_push_items(s, &waits, 1)
+                                : tp_push_items(s, &waits, 0);
+        if (!done)
             goto stopped;
     } else {
         uint64_t next = 1;
@@ -140,7 +143,9 @@ static void *tp_consumer(void *arg)
     uint64_t waits = 0, errors = 0, expect = 1;
     unsigned spins = 0;
     if (c->batch == 0) {
-        expect = c->api ? tp_pop_items(s, &waits, &errors, 1) : tp_pop_items(s, &waits, &errors, 0);
+        expect = c->api == 2 ? tp_pop_items(s, &waits, &errors, 2)
+                 : c->api    ? tp_pop_items(s, &waits, &errors, 1)
+                             : tp_pop_items(s, &waits, &errors, 0);
     } else {
         while (expect <= c->items) {
             size_t m = ll_spsc_pop_many_inline(s->q, s->buf, c->batch);
@@ -211,7 +216,7 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
 
 int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *errors)
 {
-    if (items == 0 || !ns_per_record || !errors)
+    if (items == 0 || api < 0 || api > 2 || !ns_per_record || !errors)
         return LL_EINVAL;
     /* Bursts of BURST pushes then BURST pops: the cursors move round the
      * ring and each side refreshes its cached copy of the other's now and
@@ -225,7 +230,12 @@ int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *e
     uint64_t t0 = ll_now_ns();
     while (done < items && !(done % POLL_ITEMS < BURST && ll_stop_requested())) {
         uint64_t n = items - done < BURST ? items - done : BURST;
-        if (api) {
+        if (api == 2) {
+            for (uint64_t i = 0; i < n; i++)
+                bad += !ll_bench_push_item(q, done + i, 2);
+            for (uint64_t i = 0; i < n; i++)
+                bad += !ll_bench_pop_item(q, &v, 2) || v != done + i;
+        } else if (api) {
             for (uint64_t i = 0; i < n; i++)
                 bad += !ll_bench_push_item(q, done + i, 1);
             for (uint64_t i = 0; i < n; i++)

@@ -22,19 +22,20 @@
 enum { POLL_ITEMS = 4096, POLL_WAITS = 64 };
 #define LL_STOP_POLL(count, every) ((count) % (every) == 0 && ll_stop_requested())
 
-/* One record through the inlined hot path (api = 0) or the exported API
- * (api = 1: ll_spsc_try_push_u64 / try_pop_u64, a call into spsc.c, what a
- * user of the library pays).  Always
- * inlined with a constant api, so each loop below exists twice, without a
- * per-record branch on it. */
+/* One record through the inlined hot path (api = 0), the exported u64 calls
+ * (api = 1: ll_spsc_try_push_u64 / try_pop_u64, the value in a register) or
+ * the public record API (api = 2: ll_spsc_try_push / try_pop, the record
+ * by pointer): a call into spsc.c, what a user of the library pays.  Always
+ * inlined with a constant api, so each loop below exists once per path,
+ * without a per-record branch on it. */
 static inline __attribute__((always_inline)) bool ll_bench_push_item(ll_spsc *q, uint64_t v, int api)
 {
-    return api ? ll_spsc_try_push_u64(q, v) : ll_spsc_push_u64_inline(q, v);
+    return api == 2 ? ll_spsc_try_push(q, &v) : api ? ll_spsc_try_push_u64(q, v) : ll_spsc_push_u64_inline(q, v);
 }
 
 static inline __attribute__((always_inline)) bool ll_bench_pop_item(ll_spsc *q, uint64_t *v, int api)
 {
-    return api ? ll_spsc_try_pop_u64(q, v) : ll_spsc_pop_u64_inline(q, v);
+    return api == 2 ? ll_spsc_try_pop(q, v) : api ? ll_spsc_try_pop_u64(q, v) : ll_spsc_pop_u64_inline(q, v);
 }
 
 /* One side of a two-thread SPSC benchmark. */
@@ -57,8 +58,8 @@ struct spsc_side {
 /* The check both entry points make of a config: 1 when it is valid. */
 static inline int ll_bench_spsc_cfg_ok(const ll_spsc_bench_cfg *cfg)
 {
-    if (!cfg || cfg->items == 0 || cfg->capacity < 2 || (cfg->capacity & (cfg->capacity - 1)) ||
-        cfg->refill > cfg->capacity || !ll_pair_ok(&cfg->pair, 1))
+    if (!cfg || cfg->items == 0 || cfg->capacity < 2 || (cfg->capacity & (cfg->capacity - 1)) || cfg->api < 0 ||
+        cfg->api > 2 || cfg->refill > cfg->capacity || !ll_pair_ok(&cfg->pair, 1))
         return 0;
     return 1;
 }

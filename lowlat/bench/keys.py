@@ -41,17 +41,25 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "spsc_refill_vs_plain": ("x", "waiting for 128 free slots / retrying at once, throughput"),
     "spsc_c_batch_items_per_s": ("items/s", "SPSC, push_many/pop_many of 256 inside C"),
-    "spsc_api_items_per_s": ("items/s", "the same per-item ring through the exported ll_spsc_try_push_u64/pop_u64"),
-    "spsc_api_vs_inline": ("x", "exported / inlined per-item throughput"),
+    "spsc_api_items_per_s": (
+        "items/s",
+        "the same per-item ring through the public ll_spsc_try_push/try_pop (a call each, the record by pointer)",
+    ),
+    "spsc_api_vs_inline": ("x", "public API / inlined per-item throughput (<1: the calls slower)"),
+    "spsc_u64_call_vs_inline": (
+        "x",
+        "exported ll_spsc_try_push_u64/try_pop_u64 (the value in a register) / inlined per-item throughput",
+    ),
     "spsc_op_ns": ("ns", "one record pushed and popped by one thread, inlined path (no line leaves the core)"),
-    "spsc_api_op_ns": ("ns", "the same through the exported ll_spsc_try_push_u64/pop_u64"),
-    "spsc_api_op_over_inline": ("x", "exported / inlined time per record, one thread: the call's cost alone"),
+    "spsc_api_op_ns": ("ns", "the same through the public ll_spsc_try_push/try_pop"),
+    "spsc_api_op_over_inline": ("x", "public API / inlined time per record, one thread: the calls' cost alone"),
     "spsc_c2c_ns": ("ns", "core-to-core one-way sampled between those rounds (median)"),
     "spsc_c2c_min_ns": ("ns", "the same, lowest sample"),
     "spsc_c2c_max_ns": ("ns", "the same, highest sample"),
     "spsc_rtt_ns": ("ns", "SPSC ping-pong round trip (P50)"),
     "spsc_rtt_p99_ns": ("ns", "SPSC ping-pong round trip (P99)"),
-    "spsc_api_rtt_ns": ("ns", "the same round trip through the exported calls (P50)"),
+    "spsc_api_rtt_ns": ("ns", "the same round trip through the public ll_spsc_try_push/try_pop (P50)"),
+    "spsc_api_rtt_vs_inline": ("x", "public API / inlined round-trip P50 (>1: the calls slower)"),
     "spsc_rtt_c2c_ns": ("ns", "core-to-core one-way sampled beside the round trips (median)"),
     "spsc_rtt_c2c_min_ns": ("ns", "the same, lowest sample"),
     "spsc_rtt_c2c_max_ns": ("ns", "the same, highest sample"),
@@ -122,6 +130,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "o2_item_items_per_s": ("items/s", "SPSC one record per call, the installed -O2 core"),
     "o3_native_item_items_per_s": ("items/s", "the same built -O3 -march=native (null: cannot build)"),
     "o3_native_vs_o2_batch": ("x", "-O3 -march=native / -O2, batched (null: cannot build)"),
+    "o3_native_vs_o2_item": ("x", "-O3 -march=native / -O2, one record per call (null: cannot build)"),
     "variant_c2c_ns": ("ns", "core-to-core one-way sampled before each round of those builds' rings (median)"),
     "variant_c2c_min_ns": ("ns", "the same, lowest sample"),
     "variant_c2c_max_ns": ("ns", "the same, highest sample"),
@@ -131,9 +140,13 @@ KEYS: dict[str, tuple[str, str]] = {
     "spin": ("", "1 if the waits spun, 0 if they yielded"),
     "quick": ("", "1 for --quick"),
     "bench_seconds": ("s", "wall time of the whole suite"),
+    "ratios_inconclusive": (
+        "",
+        "ratio keys whose 90% band for the median reaches beyond +-15% of it (the table says which: rerun them)",
+    ),
 }
 
-__all__ = ["KEYS", "MAY_BE_NULL", "NEEDS_TWO_CPUS"]
+__all__ = ["KEYS", "MAY_BE_NULL", "NEEDS_TWO_CPUS", "RATIO_BAND"]
 
 # Keys measured only where this process has two usable CPUs: on one CPU a
 # cache line moves between two threads only when the scheduler switches them,
@@ -169,5 +182,16 @@ NEEDS_TWO_CPUS: frozenset[str] = frozenset(
 # Keys that are always written but may have no value on a machine: null in
 # the JSON, "unavailable" in the table, with the reason in their meaning.
 MAY_BE_NULL: frozenset[str] = frozenset(
-    {"smt_sibling_c2c_ns", "o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch"}
+    {
+        "smt_sibling_c2c_ns",
+        "o3_native_batch_items_per_s",
+        "o3_native_item_items_per_s",
+        "o3_native_vs_o2_batch",
+        "o3_native_vs_o2_item",
+    }
 )
+
+# A ratio key (a median of per-round ratios) is "inconclusive" when the 90%
+# band for its median (:func:`lowlat.method.interleave.median_band`) reaches
+# beyond this share of it either way: a rerun may then move it that much.
+RATIO_BAND = 0.15

@@ -17,7 +17,7 @@ from lowlat.core.stop import check
 from lowlat.experiments import memory_orders as orders
 from lowlat.experiments import payload, queues
 from lowlat.experiments.queues import c2c_one_way_ns, spsc_throughput
-from lowlat.method.interleave import interleave, median, ratios
+from lowlat.method.interleave import interleave, median, median_band, ratios
 
 # The SPSC step's refilling producer: after finding the 1,024-slot ring full
 # it waits for an eighth of it (16 lines of uint64) before pushing again.
@@ -36,6 +36,16 @@ def checked(fn: Callable[[], T]) -> Callable[[], T]:
         return out
 
     return run
+
+
+def ratio(key: str, numerator: list[float], denominator: list[float]) -> dict[str, float]:
+    """``key``: the median of the per-round ratios of two interleaved
+    series, with its 90% band as ``key@lo`` / ``key@hi`` (not keys of the
+    JSON: :func:`lowlat.bench.suite.run_all` keeps them as the results'
+    ``bands``, and the table prints them)."""
+    r = ratios(numerator, denominator)
+    lo, hi = median_band(r)
+    return {key: median(r), f"{key}@lo": lo, f"{key}@hi": hi}
 
 
 def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
@@ -58,7 +68,8 @@ def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) ->
         other: {other: True, **r},
         "uncached": {"cached": False, **r},
         "batch": {"batch": 256},
-        "api": {"api": True, **r},
+        "api": {"api": "record", **r},
+        "u64": {"api": "u64", **r},
         "plain": {},
     }
     if wait == "spin":  # two spinning threads fit: also the consumer that looks less often
@@ -84,24 +95,23 @@ def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) ->
     out: dict[str, float] = {
         "spsc_items_per_s": median(tp["best"]),
         "spsc_api_items_per_s": median(tp["api"]),
-        "spsc_api_vs_inline": median(ratios(tp["api"], tp["best"])),
+        **ratio("spsc_api_vs_inline", tp["api"], tp["best"]),
+        **ratio("spsc_u64_call_vs_inline", tp["u64"], tp["best"]),
         "spsc_unpadded_items_per_s": median(tp["unpadded"]),
         "spsc_uncached_items_per_s": median(tp["uncached"]),
         "spsc_c_batch_items_per_s": median(tp["batch"]),
-        "spsc_padded_vs_unpadded": median(ratios(tp["best"], tp["unpadded"])),
+        **ratio("spsc_padded_vs_unpadded", tp["best"], tp["unpadded"]),
         "spsc_spread_items_per_s": median(spread),
         "spsc_adjacent_items_per_s": median(adjacent),
-        "spsc_adjacent_vs_spread": median(ratios(adjacent, spread)),
+        **ratio("spsc_adjacent_vs_spread", adjacent, spread),
         "spsc_default_spread": float(other == "adjacent"),
-        "spsc_cached_vs_uncached": median(ratios(tp["best"], tp["uncached"])),
+        **ratio("spsc_cached_vs_uncached", tp["best"], tp["uncached"]),
         "spsc_plain_items_per_s": median(tp["plain"]),
-        "spsc_refill_vs_plain": median(ratios(tp["best"], tp["plain"])),
+        **ratio("spsc_refill_vs_plain", tp["best"], tp["plain"]),
     }
     if "backoff" in tp:
-        out.update(
-            spsc_backoff_items_per_s=median(tp["backoff"]),
-            spsc_backoff_vs_spin=median(ratios(tp["backoff"], tp["best"])),
-        )
+        out["spsc_backoff_items_per_s"] = median(tp["backoff"])
+        out.update(ratio("spsc_backoff_vs_spin", tp["backoff"], tp["best"]))
     out.update(c2c_keys("spsc", c2c[first:]))  # the regime these rounds ran in
     return out
 
@@ -194,7 +204,7 @@ def pipeline_keys(quick: bool, wait: str) -> dict[str, float]:
             "floor": checked(floor),
             "seed": checked(run("seed", pipeline.seed_config(ticks))),
         },
-        3 if quick else 5,
+        7 if quick else 9,
         between=c2c_sampler(c2c, wait),
     )
     med = {name: {k: median(x[k] for x in xs) for k in xs[0]} for name, xs in runs.items()}
@@ -207,7 +217,7 @@ def pipeline_keys(quick: bool, wait: str) -> dict[str, float]:
         "pipeline_seed_p99_ns": med["seed"]["p99"],
         "pipeline_seed_max_ns": med["seed"]["max"],
         "pipeline_floor_p50_ns": med["floor"]["p50"],
-        "pipeline_p50_over_floor": median(ratios([x["p50"] for x in runs["best"]], [x["p50"] for x in runs["floor"]])),
+        **ratio("pipeline_p50_over_floor", [x["p50"] for x in runs["best"]], [x["p50"] for x in runs["floor"]]),
     }
     out.update(c2c_keys("pipeline", c2c))
     if "pipeline_c2c_ns" in out:  # no core-to-core floor on one usable CPU
@@ -229,6 +239,7 @@ __all__ = [
     "known",
     "orders_topology_keys",
     "pipeline_keys",
+    "ratio",
     "spsc_throughput_keys",
     "training_keys",
 ]

@@ -9,7 +9,7 @@ import os
 import sys
 
 from lowlat.bench.keys import KEYS, MAY_BE_NULL, NEEDS_TWO_CPUS
-from lowlat.bench.results import BenchResults
+from lowlat.bench.results import BenchResults, inconclusive
 from lowlat.core.outfile import write_text
 
 
@@ -29,15 +29,22 @@ def _fmt(value: float, unit: str) -> str:
 
 def format_table(results: dict[str, float]) -> str:
     """The results as an aligned text table, one key per line; the keys of a
-    step that failed say "failed", and the failures follow, one line each."""
+    step that failed say "failed", and the failures follow, one line each.
+    A ratio key with a band says it ("[90% band lo-hi]"), and "inconclusive"
+    when the band reaches beyond +-15% of its value."""
     failures = results.failures if isinstance(results, BenchResults) else []
     failed = {k for f in failures for k in f.keys}
+    bands = results.bands if isinstance(results, BenchResults) else {}
     lines = [f"{'key':32} {'value':>14}  meaning", "-" * 90]
     for k, (unit, meaning) in KEYS.items():
         if k in failed:
             lines.append(f"{k:32} {'failed':>14}  {meaning}")
         elif k in results and k in MAY_BE_NULL and math.isnan(results[k]):
             lines.append(f"{k:32} {'unavailable':>14}  {meaning}")
+        elif k in results and k in bands:
+            lo, hi = bands[k]
+            note = "inconclusive, 90% band" if inconclusive(results[k], bands[k]) else "90% band"
+            lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning} [{note} {lo:,.2f}-{hi:,.2f}]")
         elif k in results:
             lines.append(f"{k:32} {_fmt(results[k], unit):>14}  {meaning}")
         elif k in NEEDS_TWO_CPUS and results:

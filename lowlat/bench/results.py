@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lowlat.bench.keys import RATIO_BAND
+
 
 @dataclass(frozen=True)
 class StepFailure:
@@ -24,14 +26,33 @@ class StepFailure:
         return f"step {self.step} ({self.title}) failed: {self.reason}"
 
 
+def inconclusive(value: float, band: tuple[float, float]) -> bool:
+    """True when a ratio key's 90% band for its median reaches beyond
+    :data:`~lowlat.bench.keys.RATIO_BAND` of ``value`` either way: a rerun
+    may move it that much, so one run does not settle it."""
+    lo, hi = band
+    return not (value * (1 - RATIO_BAND) <= lo and hi <= value * (1 + RATIO_BAND))
+
+
 class BenchResults(dict[str, float]):
     """The suite's numbers (a plain ``dict[str, float]``: key -> value, NaN
     where a key has no value), plus ``failures``: the steps that raised, in
-    order (empty when every step ran)."""
+    order (empty when every step ran), and ``bands``: for the ratio keys
+    (medians of per-round ratios), the 90% band of the median, by key."""
 
-    def __init__(self, values: dict[str, float], failures: list[StepFailure] | None = None) -> None:
+    def __init__(
+        self,
+        values: dict[str, float],
+        failures: list[StepFailure] | None = None,
+        bands: dict[str, tuple[float, float]] | None = None,
+    ) -> None:
         super().__init__(values)
         self.failures: list[StepFailure] = list(failures or [])
+        self.bands: dict[str, tuple[float, float]] = dict(bands or {})
+
+    def inconclusive(self) -> list[str]:
+        """The ratio keys one run does not settle (:func:`inconclusive`)."""
+        return [k for k, band in self.bands.items() if k in self and inconclusive(self[k], band)]
 
     def reason(self, key: str) -> str | None:
         """Why ``key`` has no value (the failed step's line), or None."""
@@ -39,4 +60,4 @@ class BenchResults(dict[str, float]):
         return "; ".join(lines) if lines else None
 
 
-__all__ = ["BenchResults", "StepFailure"]
+__all__ = ["BenchResults", "StepFailure", "inconclusive"]

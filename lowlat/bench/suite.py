@@ -36,10 +36,11 @@ from lowlat.bench.measures import (
     known,
     orders_topology_keys,
     pipeline_keys,
+    ratio,
     spsc_throughput_keys,
     training_keys,
 )
-from lowlat.bench.results import BenchResults, StepFailure
+from lowlat.bench.results import BenchResults, StepFailure, inconclusive
 from lowlat.core.affinity import cpu_count, usable_cpus
 from lowlat.core.clock import clock_info
 from lowlat.core.stop import Interrupted, check, requested, stoppable
@@ -54,7 +55,7 @@ from lowlat.experiments.queues import (
 )
 from lowlat.experiments.taxes import chase_ns, hist_record_ns, mutex_ns, syscall_ns
 from lowlat.machine.placement import bench_cpus, default_wait
-from lowlat.method.interleave import interleave, median, medians, ratios
+from lowlat.method.interleave import interleave, median, medians
 
 STEPS = 14
 
@@ -110,7 +111,18 @@ def _collect(r: dict[str, float], failed: list[tuple[int, str, str]]) -> BenchRe
         raise AssertionError(f"the bench suite did not measure {', '.join(missing)}")
     values = {k: float(r[k]) for k in KEYS if k in r}
     values.update({k: math.nan for k in missing})
-    return BenchResults(values, [StepFailure(n, title, reason, missing) for n, title, reason in failed])
+    failures = [StepFailure(n, title, reason, missing) for n, title, reason in failed]
+    return BenchResults(values, failures, bands(r))
+
+
+def bands(r: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """The 90% bands the steps measured for their ratio keys (``key@lo`` /
+    ``key@hi`` beside ``key``), by key; only keys with a value."""
+    return {
+        k: (r[f"{k}@lo"], r[f"{k}@hi"])
+        for k in KEYS
+        if f"{k}@lo" in r and f"{k}@hi" in r and k in r and math.isfinite(r[k])
+    }
 
 
 def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]], None], r: dict[str, float]) -> None:
@@ -166,21 +178,24 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     # Many short rounds rather than a few long ones: a round between two cores
     # settles into a faster or a slower rhythm of line transfers, and the
     # ratios below are medians over rounds, so they need many rounds.
-    spsc_rounds = 7 if quick else 21
+    spsc_rounds = 31 if quick else 41
     step(
         4,
         f"SPSC throughput: layouts, cache, calls, waits, interleaved x{spsc_rounds}",
         lambda: spsc_throughput_keys(quick, spsc_rounds, wait, c2c),
     )
 
+    # The round trips' ratio is a median over rounds too: more of them than reps.
+    rtt_rounds = 21 if quick else 31
+
     def round_trip() -> dict[str, float]:
         n = 20_000 if quick else 100_000
         runs = interleave(
             {
                 "inline": checked(lambda: spsc_rtt(1024, n, wait=wait)),
-                "api": checked(lambda: spsc_rtt(1024, n, wait=wait, api=True)),
+                "api": checked(lambda: spsc_rtt(1024, n, wait=wait, api="record")),
             },
-            reps,
+            rtt_rounds,
             between=c2c_sampler(c2c, wait, 20_000 if quick else 50_000),
         )
 
@@ -188,10 +203,14 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
             """Median over the rounds of each run's round-trip percentile ``p`` (ns)."""
             return median(float(r.rtt.percentile(p)) for r in runs[kind] if r.rtt is not None)
 
+        def p50s(kind: str) -> list[float]:
+            return [float(r.rtt.percentile(50)) if r.rtt is not None else math.nan for r in runs[kind]]
+
         out: dict[str, float] = dict(
             spsc_rtt_ns=rtt("inline", 50), spsc_rtt_p99_ns=rtt("inline", 99), spsc_api_rtt_ns=rtt("api", 50)
         )
-        out.update(c2c_keys("spsc_rtt", c2c[-reps:]))
+        out.update(ratio("spsc_api_rtt_vs_inline", p50s("api"), p50s("inline")))
+        out.update(c2c_keys("spsc_rtt", c2c[-rtt_rounds:]))
         good = finite(c2c)
         if good:  # none on one usable CPU: the keys are left out, not filled with a time slice
             out.update(
@@ -231,12 +250,12 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
                 "hist_record_ns": checked(lambda: hist_record_ns(n)),
                 "hist_record_inline_ns": checked(lambda: hist_record_ns(n, exported=False)),
                 "spsc_op_ns": checked(lambda: spsc_op_ns(m)),
-                "spsc_api_op_ns": checked(lambda: spsc_op_ns(m, api=True)),
+                "spsc_api_op_ns": checked(lambda: spsc_op_ns(m, api="record")),
             },
             reps,
         )
         out = medians(runs)
-        out["spsc_api_op_over_inline"] = median(ratios(runs["spsc_api_op_ns"], runs["spsc_op_ns"]))
+        out.update(ratio("spsc_api_op_over_inline", runs["spsc_api_op_ns"], runs["spsc_op_ns"]))
         return out
 
     step(7, "one core: a histogram record, a ring push+pop, exported and inlined", one_core)
@@ -267,7 +286,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     # start a BLAS thread pool, and nothing pinned should run after that.
     step(
         10,
-        f"pipeline: the source's settings, the best, and its floor, interleaved x{3 if quick else 5}",
+        f"pipeline: the source's settings, the best, and its floor, interleaved x{7 if quick else 9}",
         lambda: pipeline_keys(quick, wait),
     )
     step(11, "memory orders, topology and payload size", lambda: orders_topology_keys(quick, wait))
@@ -283,7 +302,8 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
     r.update(
         cpus=cpu_count(), usable_cpus=len(usable_cpus()), pinned=int(pinned), spin=int(wait == "spin"), quick=int(quick)
     )
+    r["ratios_inconclusive"] = sum(inconclusive(r[k], band) for k, band in bands(r).items())
     r["bench_seconds"] = time.perf_counter() - t_start
 
 
-__all__ = ["STEPS", "run_all"]
+__all__ = ["STEPS", "bands", "run_all"]

@@ -8,6 +8,7 @@ The declarations given to cffi are the public headers of ``csrc/`` themselves
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from cffi import FFI
@@ -101,6 +102,17 @@ def compile_args() -> list[str]:
     return ["-std=c11", "-O2", "-Wall", "-Wextra"]
 
 
+def link_args() -> list[str]:
+    """Linker flags for the core as a shared library.  On ELF systems
+    ``-Bsymbolic-functions`` binds the core's calls to its own exported
+    functions inside the library: without it each one (``ll_spsc_try_push_u64``
+    from the bench loops, ``ll_now_ns`` ...) jumps through the PLT, as if
+    another library might replace it; measured, 0.3 ns more per call on a
+    2-vCPU AMD EPYC VM.  A caller in another library still pays that jump.
+    Mach-O binds calls inside a library already; its linker lacks the flag."""
+    return [] if sys.platform == "darwin" else ["-Wl,-Bsymbolic-functions"]
+
+
 ffibuilder = FFI()
 ffibuilder.cdef(cdef_text())
 ffibuilder.set_source(
@@ -110,6 +122,7 @@ ffibuilder.set_source(
     include_dirs=[str(d) for d in INCLUDE_DIRS],
     extra_compile_args=compile_args(),
     libraries=["pthread", "m"],
+    extra_link_args=link_args(),
 )
 
 if __name__ == "__main__":

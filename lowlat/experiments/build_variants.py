@@ -43,7 +43,7 @@ from lowlat.core.errors import check_status
 from lowlat.core.validate import int_arg, power_of_two
 from lowlat.core.wait import wait_code
 from lowlat.machine.placement import bench_cpus, default_wait
-from lowlat.method.interleave import interleave, median, ratios
+from lowlat.method.interleave import interleave, median, median_band, ratios
 
 # name -> optimisation flags (the rest, -std=c11 -fPIC -shared ..., is common)
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -110,6 +110,14 @@ def _sources() -> list[Path]:
     return toolchain.core_sources()
 
 
+def _link_args() -> list[str]:
+    """The installed core's linker flags (``_build.link_args``), so a variant
+    differs from it by the compiler flags alone."""
+    from lowlat.core._build import link_args
+
+    return link_args()
+
+
 def _key(flags: tuple[str, ...], cc: str) -> str:
     """Hash of every core source and header, the flags, the compiler and
     the machine: a change to any of them builds afresh."""
@@ -118,7 +126,7 @@ def _key(flags: tuple[str, ...], cc: str) -> str:
     for p in files:
         h.update(str(p.relative_to(toolchain.CSRC)).encode())
         h.update(p.read_bytes())
-    h.update(" ".join(flags).encode())
+    h.update(" ".join([*flags, *_link_args()]).encode())
     h.update(_compiler_id(cc).encode())
     h.update(platform.machine().encode())
     return h.hexdigest()[:16]
@@ -222,7 +230,9 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
             failures = [f"{compiler} exited 0 but wrote no object file ({missing[0]}): is it a C compiler?"]
         part = Path(tmp) / so.name
         reason = (
-            failures[0] if failures else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm"])
+            failures[0]
+            if failures
+            else _run([*base, "-shared", "-pthread", *map(str, objs), "-o", str(part), "-lm", *_link_args()])
         )
         if not reason and not part.is_file():
             reason = f"{compiler} exited 0 but wrote no shared library: is it a C compiler?"
@@ -321,15 +331,24 @@ def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict
     """items/s of chapter 03's batched ring (and of its per-item path) from
     the installed ``-O2`` core and from the ``-O3 -march=native`` build,
     interleaved; NaN for the variant's keys where it cannot be built here.
+    The two ratios (medians of per-round ratios) come with their 90% bands
+    (:func:`lowlat.method.interleave.median_band`) as ``<key>@lo`` /
+    ``<key>@hi``, which the bench keeps beside its keys.
     ``between`` runs before each round (and once before the installed core's
     runs when the variant cannot be built).  The first call on a machine
     compiles the variant (a few seconds; cached after)."""
     quick = bool_arg(quick, "quick")
     if between is not None:
         callable_arg(between, "between")
-    rounds, items = (3, 4_000_000) if quick else (9, 20_000_000)
+    # Short rounds, many of them: the ratios are medians over rounds.
+    rounds, items = (21, 4_000_000) if quick else (31, 20_000_000)
     v = build("o3-native")
-    keys = ("o3_native_batch_items_per_s", "o3_native_item_items_per_s", "o3_native_vs_o2_batch")
+    keys = (
+        "o3_native_batch_items_per_s",
+        "o3_native_item_items_per_s",
+        "o3_native_vs_o2_batch",
+        "o3_native_vs_o2_item",
+    )
     out: dict[str, float] = dict.fromkeys(keys, math.nan)
     if not v:
         if between is not None:
@@ -344,8 +363,11 @@ def bench_keys(quick: bool, between: Callable[[], object] | None = None) -> dict
         o2_item_items_per_s=median(r["installed, per item"]),
         o3_native_batch_items_per_s=median(r["o3-native, batch"]),
         o3_native_item_items_per_s=median(r["o3-native, per item"]),
-        o3_native_vs_o2_batch=median(ratios(r["o3-native, batch"], r["installed, batch"])),
     )
+    for key, kind in (("o3_native_vs_o2_batch", "batch"), ("o3_native_vs_o2_item", "per item")):
+        per_round = ratios(r[f"o3-native, {kind}"], r[f"installed, {kind}"])
+        lo, hi = median_band(per_round)
+        out.update({key: median(per_round), f"{key}@lo": lo, f"{key}@hi": hi})
     return out
 
 

@@ -30,6 +30,22 @@ from lowlat.method.interleave import interleave, median
 
 # ---- the ring between two C threads -------------------------------------------------
 
+# How a per-record benchmark reaches the ring (``api=``): the inlined hot path,
+# the exported ``ll_spsc_try_push_u64/try_pop_u64`` (True: a call per record,
+# the value in a register), or the public ``ll_spsc_try_push/try_pop`` (the
+# record by pointer).
+API_PATHS = {"inline": 0, "u64": 1, "record": 2}
+
+
+def api_code(api: bool | str) -> int:
+    """The C benchmarks' ``api`` code of ``api`` (False/True or a name of
+    :data:`API_PATHS`)."""
+    if isinstance(api, bool):
+        return int(api)
+    if isinstance(api, str) and api in API_PATHS:
+        return API_PATHS[api]
+    raise ValueError(f"api must be False, True or one of {', '.join(map(repr, API_PATHS))}, got {api!r:.40}")
+
 
 @dataclass
 class SpscRun:
@@ -68,7 +84,7 @@ def _spsc_cfg(
     wait: str | None,
     batch: int,
     cpus: tuple[int, int] | None = None,
-    api: bool = False,
+    api: bool | str = False,
     spread: bool = False,
     refill: int = 0,
     adjacent: bool = False,
@@ -86,7 +102,7 @@ def _spsc_cfg(
             "flags": flags,
             "pair": {"producer_cpu": prod, "consumer_cpu": cons, "producer_wait": w, "consumer_wait": w},
             "batch": int_arg(batch, "batch", minimum=0),
-            "api": int(bool(api)),
+            "api": api_code(api),
             "refill": refill,
         },
     )
@@ -102,15 +118,16 @@ def spsc_throughput(
     wait: str | None = None,
     batch: int = 0,
     cpus: tuple[int, int] | None = None,
-    api: bool = False,
+    api: bool | str = False,
     spread: bool = False,
     refill: int = 0,
     adjacent: bool = False,
 ) -> SpscRun:
     """Two C threads move 1..items (uint64) through one ring; the consumer
-    checks order.  batch=0: one try_push/try_pop per record (``api``: the
-    exported ``ll_spsc_try_push/try_pop``, a call per record as a library
-    user makes; else the inlined path); batch=n: push_many/pop_many of n.
+    checks order.  batch=0: one try_push/try_pop per record (``api``: True or
+    "u64", the exported ``ll_spsc_try_push_u64/try_pop_u64``; "record", the
+    public ``ll_spsc_try_push/try_pop``: a call per record as a library user
+    makes; else the inlined path); batch=n: push_many/pop_many of n.
     ``cpus=(p, c)`` pins producer and consumer to those CPUs ((-1, -1):
     unpinned; the same CPU twice puts both on one core; checked by
     :func:`lowlat.core.affinity.cpu_pair`) and overrides ``pin``.
@@ -128,10 +145,16 @@ def spsc_throughput(
 
 
 def spsc_rtt(
-    capacity: int = 1024, round_trips: int = 100_000, *, pin: bool = True, wait: str | None = None, api: bool = False
+    capacity: int = 1024,
+    round_trips: int = 100_000,
+    *,
+    pin: bool = True,
+    wait: str | None = None,
+    api: bool | str = False,
 ) -> SpscRun:
     """Ping-pong over two rings; every round trip timed into ``rtt``
-    (``api``: through the exported calls, else the inlined path)."""
+    (``api``: through the exported calls, as in :func:`spsc_throughput`,
+    else the inlined path)."""
     cfg = _spsc_cfg(capacity, round_trips, True, True, pin, wait, 0, api=api)
     h = Histogram(1, 10**10, 3)
     out = ffi.new("ll_spsc_bench_result *")
@@ -140,16 +163,16 @@ def spsc_rtt(
     return SpscRun.from_result(int(cfg.items), out, h)
 
 
-def spsc_op_ns(items: int = 2_000_000, *, api: bool = False) -> float:
+def spsc_op_ns(items: int = 2_000_000, *, api: bool | str = False) -> float:
     """One record pushed and popped by one thread (ns per record): bursts of
     64 through a ring of 1024 u64 records, on the inlined path or (``api``)
-    through the exported ``ll_spsc_try_push_u64/try_pop_u64``.  No cache line
+    through the exported calls (as in :func:`spsc_throughput`).  No cache line
     leaves the core, so the two paths differ only by the call; between two
     cores the line transfers dominate instead (:func:`spsc_throughput`)."""
     n = int_arg(items, "items", minimum=1)
     per = ffi.new("double *")
     errors = ffi.new("uint64_t *")
-    check_status(lib.ll_bench_spsc_op(n, int(api), per, errors), "SPSC per-record benchmark")
+    check_status(lib.ll_bench_spsc_op(n, api_code(api), per, errors), "SPSC per-record benchmark")
     if errors[0]:
         raise AssertionError(f"SPSC per-record benchmark lost or reordered {errors[0]} records")
     return float(per[0])
@@ -333,7 +356,9 @@ def _two_threads(
 
 
 __all__ = [
+    "API_PATHS",
     "SpscRun",
+    "api_code",
     "bench_keys",
     "c2c_between",
     "c2c_one_way_ns",

@@ -12,6 +12,7 @@ measures its A/A band in the same rounds as the comparison.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -112,9 +113,29 @@ def ratios(numerator: list[float], denominator: list[float]) -> list[float]:
     return [a / b if b else float("inf") for a, b in zip(numerator, denominator)]
 
 
+def median_band(xs: Iterable[float], confidence: float = 0.9) -> tuple[float, float]:
+    """A distribution-free band for the median of ``xs`` (per-round ratios):
+    the order statistics ``x(j)`` and ``x(n-j+1)`` with the largest ``j``
+    whose coverage, ``1 - 2 P(B <= j-1)`` for ``B ~ Binomial(n, 1/2)``, is
+    at least ``confidence``; the lowest and highest value when no ``j``
+    reaches it (fewer than 5 rounds at 90%).  A run's median falls inside
+    that band of the true one ``confidence`` of the time."""
+    v = sorted(xs)
+    n = len(v)
+    if n == 0:
+        raise ValueError("median_band needs at least one value")
+    j, below = 1, 0.0  # below: P(B <= j - 1)
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2**n
+        if 1 - 2 * below < confidence:
+            break
+        j = k
+    return float(v[j - 1]), float(v[n - j])
+
+
 def medians(results: Mapping[str, list[float]]) -> dict[str, float]:
     """Each variant's median."""
     return {k: median(v) for k, v in results.items()}
 
 
-__all__ = ["interleave", "interleave_aa", "median", "medians", "ratios", "timed"]
+__all__ = ["interleave", "interleave_aa", "median", "median_band", "medians", "ratios", "timed"]
