@@ -12,7 +12,6 @@ holds it exclusively, and a test waiting to run alone goes first."""
 from __future__ import annotations
 
 import fcntl
-import os
 import signal
 import subprocess
 import tempfile
@@ -57,15 +56,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # worker, one after another: the lock below is then taken once
             # for the whole run of them, not once per test.
             item.add_marker(pytest.mark.xdist_group("alone"))
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker per usable CPU, plus two where there are two
-    or more.  Many tests wait rather than compute (a compiler's start, a
-    child's timeout, a hang detected): the extra workers fill those waits.
-    The tests that measure run alone either way (the lock below)."""
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return n + 2 if n >= 2 else n
 
 
 class _CpuLock:

@@ -284,6 +284,7 @@ def test_concurrent_producers_never_corrupt_the_ring() -> None:
     q = SpscQueue(1 << 16)
     refused: list[int] = []
     start = threading.Barrier(4)
+    done = threading.Barrier(4)  # the producer stays alive until every thread has tried: a dead one's side is free
 
     def push(k: int) -> None:
         start.wait()
@@ -293,6 +294,8 @@ def test_concurrent_producers_never_corrupt_the_ring() -> None:
                     pass
         except SpscContractError:
             refused.append(k)
+        finally:
+            done.wait()
 
     threads = [threading.Thread(target=push, args=(k,)) for k in range(4)]
     for t in threads:

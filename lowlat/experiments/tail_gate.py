@@ -68,7 +68,15 @@ class TailRegression:
         elif self.p50.verdict == "REGRESSION":
             verdict = "the P50 moved too: the slow path is not rare enough to leave the median (fraction < 50%?)"
         else:
-            why = "; ".join(conditions()) or "nothing unusual detected"
+            lo, hi = self.p99.aa_spread
+            if lo > 1 or hi < 1:  # the baseline's two copies disagree: a pause hit one of them
+                moved = max(hi, 1 / lo)
+                why = (
+                    f"the baseline's own P99 moved {moved:,.1f}x between its two copies (an A/A band not holding 1: "
+                    f"a pause hit one baseline run), which raised the threshold to {self.p99.aa.threshold.factor:,.2f}x"
+                )
+            else:
+                why = "; ".join(conditions()) or "nothing unusual detected"
             verdict = f"the P99 gate did not catch it in this run ({why}); longer runs steady the P99"
         rules = "; ".join(f"{k}: {g.aa.threshold.describe()}" for k, g in self.gate.metrics.items())
         return "\n".join(
