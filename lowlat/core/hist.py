@@ -25,7 +25,7 @@ The contract, on every path:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -199,8 +199,21 @@ class Histogram:
         """``record_corrected`` for every value of an array (one C call).
         Ctrl-C during a long one raises :class:`lowlat.core.stop.Interrupted`;
         the values before the stop stay recorded, with their back-fill."""
-        arr = self._values_array(values)
         iv = int_arg(expected_interval, "expected_interval", minimum=0, maximum=UINT64_MAX)
+        if isinstance(values, Sized) and len(values) <= _LONG_CORRECTED:  # an iterable without a length may be long
+            self._record_corrected(values, iv)
+            return
+        # A long array's checks and back-fill count are long passes too: a Ctrl-C during them is held by the
+        # same stoppable() as the record, which then stops at once (nothing recorded) and says so.
+        try:
+            with stoppable():
+                self._record_corrected(values, iv)
+        except Interrupted as exc:
+            exc.partial = self
+            raise
+
+    def _record_corrected(self, values: Iterable[int] | np.ndarray, iv: int) -> None:
+        arr = self._values_array(values)
         if arr.size:
             self._room(self._backfill_total(arr, iv))
             ptr = ffi.cast("uint64_t *", ffi.from_buffer(arr))
