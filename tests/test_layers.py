@@ -44,7 +44,7 @@ def test_find_cycle_finds_a_circle_and_only_one() -> None:
 def _imports() -> tuple[set[str], dict[str, set[str]]]:
     """Every module of lowlat and the lowlat modules each imports directly
     (top-level and function-level imports alike)."""
-    g = grimp.build_graph("lowlat", include_external_packages=False)
+    g = grimp.build_graph("lowlat", include_external_packages=False, cache_dir=None)  # no .grimp_cache in the tree
     modules = set(g.modules)
     return modules, {m: {i for i in g.find_modules_directly_imported_by(m) if i in modules} for m in modules}
 
