@@ -144,8 +144,10 @@ def test_tail_regression_parameters_are_checked() -> None:
 def _tail_outcome(r: Any) -> None:
     text = r.reading()
     assert "threshold is" in text and "from the A/A band" in text and r.p50.verdict != "REGRESSION", text
-    # Shown, or (a machine busy with other work) the A/A rounds were too noisy to decide, and it says so.
-    assert r.lesson_shown or ("did not catch" in text and r.p99.noise > 0.2), text
+    # Shown, or (a machine busy with other work) the A/A rounds were too noisy to decide, or the baseline fell
+    # behind its schedule (its P50 A/A band beyond 2x), and the reading says so.
+    busy = r.p99.noise > 0.2 or (r.p50.noise > 1 and "fell behind its schedule" in text)
+    assert r.lesson_shown or ("did not catch" in text and busy), text
 
 
 @TWO
