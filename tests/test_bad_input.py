@@ -1334,9 +1334,11 @@ SWEEP = [
 
 
 @pytest.mark.parametrize("label, name, call", SWEEP, ids=[s[0] for s in SWEEP])
-def test_sweep(label: str, name: str, call: str) -> None:
+def test_sweep(label: str, name: str, call: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
     import traceback
+
+    monkeypatch.chdir(tmp_path)  # a suspect that is a valid relative path ("x") writes there, not in the tree
 
     ns: dict = {}
     exec(PRELUDE + "h1 = Histogram(); h1.record(5)\n", ns)
