@@ -204,7 +204,7 @@ class Histogram:
             self._record_corrected(values, iv)
             return
         # A long array's checks and back-fill count are long passes too: a Ctrl-C during them is held by the
-        # same stoppable() as the record, which then stops at once (nothing recorded) and says so.
+        # same stoppable() as the record, which then stops at its first poll and says what it kept.
         try:
             with stoppable():
                 self._record_corrected(values, iv)
