@@ -6,6 +6,7 @@ from __future__ import annotations
 import platform
 import sys
 import threading
+import time
 from collections import deque
 from pathlib import Path
 
@@ -199,15 +200,24 @@ def test_two_python_threads_every_record_once_in_order(kw: dict) -> None:
     data = np.arange(n, dtype=np.uint64)
     received = np.zeros(n, np.uint64)
 
+    # A side that moved nothing gives up the GIL at once (time.sleep(0)):
+    # spinning on it would hold the other side off for the interpreter's
+    # whole switch interval (5 ms) per lap, 15 s a run when both share a CPU.
     def produce() -> None:
         sent = 0
         while sent < n:
-            sent += q.push_many(data[sent : sent + batch])
+            k = q.push_many(data[sent : sent + batch])
+            sent += k
+            if not k:
+                time.sleep(0)
 
     def consume() -> None:
         got = 0
         while got < n:
-            got += q.pop_many(received[got : got + batch])
+            k = q.pop_many(received[got : got + batch])
+            got += k
+            if not k:
+                time.sleep(0)
 
     threads = [threading.Thread(target=consume), threading.Thread(target=produce)]
     for t in threads:

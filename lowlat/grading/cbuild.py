@@ -4,10 +4,13 @@ compile to an object, inspect it, and only then link it with the checks."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from lowlat.core import toolchain
@@ -15,6 +18,44 @@ from lowlat.grading import objcheck, ordering
 from lowlat.grading.spec import Exercise
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"  # grade.h, shared by every C exercise's checks
+
+
+# ---- the checks' and the core's objects, compiled once per process ------------------
+#
+# Every grade links the learner's object with the same checks file and core
+# files; compiling those is most of a grade's build time.  Their objects are
+# kept here, in this process's memory, keyed by the compiler, the flags and
+# the content of every source and header that can reach them.  A grade
+# writes the bytes into its own fresh folder before any learner code runs, so
+# nothing a learner's program writes to disk can reach a later grade's link.
+
+_OBJECTS: dict[tuple[str, ...], bytes] = {}
+_OBJECTS_MAX = 48  # a few exercises x three modes x two or three files; at most a few MB
+_OBJECTS_LOCK = threading.Lock()
+
+
+def _headers_digest(dirs: list[Path]) -> str:
+    """A digest of the names and contents of every header under ``dirs``."""
+    h = hashlib.sha256()
+    for d in dirs:
+        for header in sorted(d.rglob("*.h")) if d.is_dir() else []:
+            h.update(str(header).encode() + b"\0" + header.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _cached_object(key: tuple[str, ...], compile_to: Callable[[Path], None], out: Path) -> None:
+    """Writes the object for ``key`` to ``out``, compiling it with
+    ``compile_to(out)`` (which raises on failure) only the first time."""
+    with _OBJECTS_LOCK:
+        data = _OBJECTS.get(key)
+    if data is None:
+        compile_to(out)
+        with _OBJECTS_LOCK:
+            while len(_OBJECTS) >= _OBJECTS_MAX:
+                del _OBJECTS[next(iter(_OBJECTS))]  # the oldest first
+            _OBJECTS[key] = out.read_bytes()
+        return
+    out.write_bytes(data)
 
 
 class CompileError(Exception):
@@ -110,6 +151,37 @@ class CBuild:
         hot = sorted(self.api_functions)
         return ordering.lint(lines, hot, self.source.name), ordering.uses_fences(lines)
 
+    def _support_objects(self, sanitizer: str | None) -> list[Path]:
+        """The checks file and the core files the checks need, compiled for
+        ``sanitizer`` into this build's folder (from this process's cache
+        when the same compiler, flags and sources were compiled before)."""
+        mode = sanitizer or "plain"
+        dirs = [self.ex.folder, HARNESS_DIR, *toolchain.include_dirs()]
+        headers = _headers_digest(dirs)
+        flags = [*self._learner_flags(sanitizer), "-pthread", "-c"]
+        objs = []
+        for i, src in enumerate([self.ex.checks_path, *(toolchain.CSRC / s for s in self.ex.core_sources)]):
+            out = self.workdir / f"support-{mode}-{i}-{src.stem}.o"
+            key = (self.cc, mode, *flags, str(src), hashlib.sha256(src.read_bytes()).hexdigest(), headers)
+
+            def compile_to(path: Path, src: Path = src) -> None:
+                res = toolchain.compile_c(
+                    [src],
+                    path,
+                    sanitizer=sanitizer,
+                    extra=flags,
+                    includes=[self.ex.folder, HARNESS_DIR],
+                    cwd=self.src_dir,
+                    cc=self.cc,
+                    timeout_s=120,
+                )
+                if res.returncode != 0:
+                    raise CompileError(_compiler_lines(res.stderr + res.stdout, src.name, self._strip()))
+
+            _cached_object(key, compile_to, out)
+            objs.append(out)
+        return objs
+
     def build(self, sanitizer: str | None) -> Path:
         """The checks binary for ``sanitizer`` (None: plain), built once.
         Raises CompileError or :class:`~lowlat.grading.objcheck.Refused`."""
@@ -148,7 +220,7 @@ class CBuild:
             sanitizer=sanitizer,
         )
         exe = self.workdir / f"checks-{mode}"
-        sources: list[str | Path] = [obj, self.ex.checks_path, *(toolchain.CSRC / s for s in self.ex.core_sources)]
+        sources: list[str | Path] = [obj, *self._support_objects(sanitizer)]
         res = toolchain.compile_c(
             sources,
             exe,
