@@ -30,7 +30,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 # Modules whose tests measure speed or scheduling: each runs with no other
 # test beside it.  A test elsewhere that needs the CPUs to itself is marked
-# @pytest.mark.alone.
+# @pytest.mark.alone.  (The one-CPU runs of test_one_cpu.py judge no figure,
+# only what a one-CPU machine must print, and use one CPU: they share.)
 ALONE_MODULES = {
     "test_bench.py",
     "test_blas.py",
@@ -39,7 +40,6 @@ ALONE_MODULES = {
     "test_lessons_cpu.py",
     "test_lessons_pipeline.py",
     "test_measure.py",
-    "test_one_cpu.py",
     "test_orders.py",
     "test_pipeline.py",
     "test_soak.py",

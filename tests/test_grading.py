@@ -94,14 +94,16 @@ def test_generated_stub_is_rejected(name: str, tmp_path: Path) -> None:
     assert all(r.reason for r in report.results if not r.passed), "every FAIL says why"
 
 
-# Deliberately broken MPMC queues, each a small edit of the solution, and the
-# check that must catch it.
+# Deliberately broken MPMC queues, each a small edit of the solution, the
+# check that must catch it and words of its reason.  The tests grade that
+# check only (grade(only=...)): each check a hang fails waits 3 s.
 BROKEN_MPMC = {
     "lost item": (
         "bool mpmc_try_push(mpmc_queue *q, uint64_t value)\n{\n",
         "bool mpmc_try_push(mpmc_queue *q, uint64_t value)\n{\n    if (value % 1000 == 999)\n"
         "        return true; /* claims success, stores nothing */\n",
         "never arrived (lost",
+        "pc_1x3",
     ),
     "duplicated item": (
         "bool mpmc_try_push(mpmc_queue *q, uint64_t value)\n{\n",
@@ -109,6 +111,7 @@ BROKEN_MPMC = {
         "    if (value % 1000 == 500 && !again) {\n        again = 1;\n        mpmc_try_push(q, value); "
         "/* a second copy */\n        again = 0;\n    }\n",
         "arrived more than once",
+        "pc_1x3",
     ),
     "reordered per-producer stream": (
         "bool mpmc_try_push(mpmc_queue *q, uint64_t value)\n{\n",
@@ -119,23 +122,27 @@ BROKEN_MPMC = {
         "        holding = 0;\n        while (!push_one(q, held))\n            sched_yield();\n    }\n    return true;\n}\n"
         "static bool push_one(mpmc_queue *q, uint64_t value)\n{\n",
         "out of order",
+        "pc_1x3",
     ),
     "off-by-one capacity": (
         "    size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);\n",
         "    size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);\n    if (pos - atomic_load_explicit("
         "&q->head, memory_order_acquire) >= q->mask)\n        return false; /* full one slot early */\n",
         "must hold",
+        "fifo_capacity",
     ),
     "relaxed publish": (
         "    atomic_store_explicit(&c->seq, pos + 1, memory_order_release);\n",
         "    atomic_store_explicit(&c->seq, pos + 1, memory_order_relaxed);\n",
         "ThreadSanitizer reports a data race",
+        "pc_2x2",
     ),
     "item claimed but never published": (
         "    c->value = value;\n",
         "    if (value % 1000 == 999)\n        return true; /* ticket taken, cell never filled: a hang */\n"
         "    c->value = value;\n",
         "no progress for 3 s",
+        "pc_1x3",
     ),
 }
 
@@ -144,14 +151,22 @@ BROKEN_MPMC = {
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(BROKEN_MPMC))
 def test_broken_mpmc_is_rejected(bug: str, tmp_path: Path) -> None:
-    old, new, expected_reason = BROKEN_MPMC[bug]
+    old, new, expected_reason, check = BROKEN_MPMC[bug]
     src = solution("mpmc").read_text()
     assert src.count(old) >= 1, f"the solution changed: cannot apply the '{bug}' edit"
     broken = tmp_path / "mpmc.c"
     broken.write_text(src.replace(old, new, 1))
-    report = grade("mpmc", broken)
+    report = grade("mpmc", broken, only=[check])
     assert not report.ok, f"'{bug}' was accepted:\n{report}"
-    assert expected_reason in str(report), str(report)
+    assert any(not r.passed and expected_reason in r.reason for r in report.results), str(report)
+
+
+def _checks_saying(name: str, text: str) -> list[str]:
+    """The ids of the checks of ``name`` whose text holds ``text`` (what a
+    test of a broken file grades: grade(only=...))."""
+    ids = [c.id for c in FOUND[name].checks if text in c.text]
+    assert ids, f"{name}: no check says {text!r}"
+    return ids
 
 
 # Deliberately broken prefetch loaders: (old, new) edits of the solution, and
@@ -202,7 +217,7 @@ def test_broken_prefetch_is_rejected(bug: str, tmp_path: Path) -> None:
         src = src.replace(old, new, 1)
     broken = tmp_path / "prefetch.py"
     broken.write_text(src)
-    report = grade("prefetch", broken)
+    report = grade("prefetch", broken, only=_checks_saying("prefetch", check_text))
     failed = [r for r in report.results if not r.passed]
     assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
 
@@ -269,7 +284,7 @@ def test_other_broken_solutions_are_rejected(bug: str, tmp_path: Path) -> None:
         src = src.replace(old, new, 1)
     broken = tmp_path / solution(name).name
     broken.write_text(src)
-    report = grade(name, broken)
+    report = grade(name, broken, only=_checks_saying(name, check_text))
     failed = [r for r in report.results if not r.passed]
     assert any(check_text in r.check.text and reason in r.reason for r in failed), str(report)
 
@@ -304,7 +319,10 @@ def test_every_broken_file_names_its_defect_and_expectation() -> None:
 def test_broken_file_is_rejected_for_its_defect(path: Path) -> None:
     m = BROKEN_LINE.search(path.read_text().splitlines()[0])
     assert m
-    report = grade(path.parent.name, path)
+    # The check named must catch it, so only it runs (a hang costs each
+    # check it fails its 3 s of patience); a file every check fails (a
+    # refused one) is graded whole.
+    report = grade(path.parent.name, path, only=None if m["check"] == "*" else [m["check"]])
     assert not report.ok, f"{path.name} ({m['defect']}) was accepted:\n{report}"
     failed = [r for r in report.results if not r.passed]
     if m["check"] == "*":
@@ -591,6 +609,28 @@ def test_cli_grade_prints_lines_and_sets_the_exit_code(tmp_path: Path) -> None:
     assert stub.returncode == 1 and f"mpmc: 0/{n} checks passed" in stub.stdout
     unknown = subprocess.run([sys.executable, "-m", "lowlat", "grade", "nope", "x.c"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown exercise" in unknown.stderr
+
+
+@needs_solutions
+def test_chosen_checks_are_never_a_grade(tmp_path: Path) -> None:
+    """grade(only=...) and `lowlat grade --check`: the chosen checks run,
+    the rest are named as left out, and the report is not a pass."""
+    ids = [c.id for c in FOUND["ring"].checks]
+    report = grade("ring", solution("ring"), only=["fifo_capacity"])
+    assert [r.check.id for r in report.results] == ["fifo_capacity"] and report.passed == 1
+    assert not report.ok and report.left_out == [i for i in dict.fromkeys(ids) if i != "fifo_capacity"]
+    assert "1/1 chosen checks passed; not a grade" in report.verdict()
+    with pytest.raises(ValueError, match="no check 'nope'"):
+        grade("ring", solution("ring"), only=["nope"])
+    cli = [sys.executable, "-m", "lowlat", "grade", "ring"]
+    one = subprocess.run([*cli, str(solution("ring")), "--check", "fifo_capacity"], capture_output=True, text=True)
+    assert one.returncode == 0 and "not a grade" in one.stdout and "reported, not graded" not in one.stdout, one
+    stub_file = tmp_path / "ring.c"
+    stub_file.write_text(stub_text("ring"))
+    failing = subprocess.run([*cli, str(stub_file), "--check", "cached"], capture_output=True, text=True)
+    assert failing.returncode == 1 and "0/1 chosen checks passed" in failing.stdout, failing
+    bad = subprocess.run([*cli, str(stub_file), "--check", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no check 'nope'" in bad.stderr, bad
 
 
 # ---- adding an exercise is adding a folder -------------------------------------------------

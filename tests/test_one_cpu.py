@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LIMIT_S = 180  # each run: well above what it takes on one CPU of a loaded 2-vCPU VM
+LIMIT_S = 180  # each run: several times what it takes on one CPU of a 2-vCPU VM beside another test
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
 

@@ -18,9 +18,10 @@ The exercises themselves (what is checked, and how) are folders, found by
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from lowlat.grading import checkids, objcheck, pyharness
@@ -115,16 +116,32 @@ def grade(
     timing: bool = False,
     root: str | os.PathLike | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    only: Collection[str] | None = None,
 ) -> Report:
     """Grades ``path`` as exercise ``name`` (found under ``root``, default the
     course repository).  A private copy of the file is graded, each check in
     its own child under ``limits``.  With ``timing=True`` the timing run
-    follows and its figures are in ``report.timing`` (not graded)."""
+    follows and its figures are in ``report.timing`` (not graded).
+
+    ``only``: run just the checks with these ids (while working on one
+    check; the course's tests of a broken file run the check that must
+    catch it).  Only what those checks need is built, and the report is not
+    a grade: it names the checks left out and its ``ok`` is False."""
     ex = exercise(name, root)
     p = Path(path).resolve()
     if not p.is_file():
         raise FileNotFoundError(f"{path}: no such file (the exercise file is {ex.filename})")
-    report = Report(ex.name)
+    left_out: list[str] = []
+    if only is not None:
+        ids = [c.id for c in ex.checks]
+        unknown = sorted(set(only) - set(ids))
+        if unknown or not only:
+            raise ValueError(
+                f"{name}: no check {', '.join(map(repr, unknown)) or 'chosen'}; its checks: {', '.join(ids)}"
+            )
+        left_out = list(dict.fromkeys(i for i in ids if i not in only))
+        ex = dataclasses.replace(ex, checks=tuple(c for c in ex.checks if c.id in only))
+    report = Report(ex.name, left_out=left_out)
     with tempfile.TemporaryDirectory(prefix=f"lowlat-grade-{name}-") as tmp:
         run = _runner(ex, p, Path(tmp), report, limits)
         for check in ex.checks:

@@ -28,6 +28,7 @@ class Report:
     compiler_output: str = ""
     refused: str = ""  # why the grader refused to run the file at all
     timing: dict[str, float] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)  # ids of checks not run (grade(only=...)): not a grade
 
     @property
     def passed(self) -> int:
@@ -35,9 +36,14 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return bool(self.results) and self.passed == len(self.results)
+        return bool(self.results) and self.passed == len(self.results) and not self.left_out
 
     def verdict(self) -> str:
+        if self.left_out:
+            return (
+                f"{self.exercise}: {self.passed}/{len(self.results)} chosen checks passed; "
+                f"not a grade: {len(self.left_out)} checks left out ({', '.join(self.left_out)})"
+            )
         return f"{self.exercise}: {self.passed}/{len(self.results)} checks passed"
 
     def lines(self) -> list[str]:
