@@ -104,7 +104,7 @@ def test_alert_fires_under_overload_and_is_silent_at_a_low_rate() -> None:
 
 
 def test_soak_cli_runs_writes_json_and_stops_cleanly_on_sigint(tmp_path: Path) -> None:
-    """Two soaks at once: ``--minutes 0.2`` to the end, and one stopped by
+    """Two soaks at once: ``--minutes 0.1`` to the end, and one stopped by
     SIGINT after its first progress line (exit 0, summary, partial JSON)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, "-m", "lowlat", "soak"]
@@ -122,7 +122,7 @@ def test_soak_cli_runs_writes_json_and_stops_cleanly_on_sigint(tmp_path: Path) -
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job may ignore it
         )
 
-    full = popen(["--minutes", "0.2", "--json", str(full_json)])
+    full = popen(["--minutes", "0.1", "--json", str(full_json)])
     cut = popen(["--minutes", "1", "--rate", "20000", "--interval", "0.5", "--json", str(cut_json)])
     assert cut.stdout is not None
     lines = [cut.stdout.readline() for _ in range(2)]  # the header, then the first interval
@@ -140,9 +140,9 @@ def test_soak_cli_runs_writes_json_and_stops_cleanly_on_sigint(tmp_path: Path) -
     assert full.returncode == 0, out_full
     assert "soak complete" in out_full and f"to {full_json}" in out_full
     d = json.loads(full_json.read_text())
-    assert not d["interrupted"] and d["minutes"] == 0.2 and d["interval_s"] == pytest.approx(1.2)
+    assert not d["interrupted"] and d["minutes"] == 0.1 and d["interval_s"] == pytest.approx(0.6)
     assert len(d["intervals"]) >= 9 and all(set(iv) >= FIELDS for iv in d["intervals"])
-    assert d["lost"] == 0 and d["consumed"] + d["dropped"] == d["produced"] == round(0.2 * 60 * 200_000)
+    assert d["lost"] == 0 and d["consumed"] + d["dropped"] == d["produced"] == round(0.1 * 60 * 200_000)
     assert sum(iv["ticks"] for iv in d["intervals"]) == d["consumed"]
     assert d["intervals"][-1]["dropped_total"] == d["dropped"]
     assert {"p99_drift", "rss_growth_mib", "dropped"} <= set(d["summary"])
