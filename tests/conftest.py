@@ -56,6 +56,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # worker, one after another: the lock below is then taken once
             # for the whole run of them, not once per test.
             item.add_marker(pytest.mark.xdist_group("alone"))
+    # The slow tests first (a stable sort: the same order on every worker, as
+    # xdist requires): a parallel run then ends on short tests, not with one
+    # worker idle while the other finishes a long one.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 class _CpuLock:

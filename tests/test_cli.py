@@ -48,6 +48,7 @@ def test_one_cpu_advice_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_tour_runs_and_points_onwards() -> None:
     res = run("tour")
     assert res.returncode == 0, res.stderr

@@ -33,6 +33,7 @@ def _run(args: list[str], cwd: Path = ROOT) -> tuple[subprocess.CompletedProcess
     return out, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_quick_bench_on_one_cpu(tmp_path: Path) -> None:
     out, took = _run([sys.executable, "-m", "lowlat", "bench", "--quick", "--json", str(tmp_path / "b.json")])
     assert out.returncode == 0, out.stderr[-3000:]
