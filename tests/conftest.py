@@ -56,10 +56,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # worker, one after another: the lock below is then taken once
             # for the whole run of them, not once per test.
             item.add_marker(pytest.mark.xdist_group("alone"))
-    # The slow tests first (a stable sort: the same order on every worker, as
-    # xdist requires): a parallel run then ends on short tests, not with one
-    # worker idle while the other finishes a long one.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The order (a stable sort: the same on every worker, as xdist requires):
+    # the slow tests first, so that the shared part ends on short tests, then
+    # the tests that run alone, which wait for the test running beside them
+    # to end (a short one, then) and leave the other worker idle.
+    items.sort(key=lambda item: (_alone(item), item.get_closest_marker("slow") is None))
 
 
 class _CpuLock:
