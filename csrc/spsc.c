@@ -97,59 +97,63 @@ void ll_spsc_destroy(ll_spsc *q)
     free(q);
 }
 
-/* One record.  The sizes callers use most get their own small leaf
- * function with a copy of constant size (plain moves, no memcpy call
- * dispatching on a run-time length, no stack frame); the exported call is
- * one well-predicted switch on a field of the ring's read-only first line
- * and a tail jump into one of them. */
+/* One record.  8-byte records (an index, a u64: the common case) are the
+ * exported function's own body, behind one compare on the ring's read-only
+ * first line: no second jump, as in the _u64 calls.  The other sizes callers
+ * use most get a small leaf with a copy of constant size (plain moves, no
+ * memcpy call dispatching on a run-time length); the rest copy the ring's
+ * record_size. */
 #define LL_SPSC_FIXED(size)                                                      \
     __attribute__((noinline)) static bool push_##size(ll_spsc *q, const void *r) \
     {                                                                            \
         return ll_spsc__push1(q, r, size);                                       \
     }                                                                            \
     __attribute__((noinline)) static bool pop_##size(ll_spsc *q, void *o) { return ll_spsc__pop1(q, o, size); }
-LL_SPSC_FIXED(8)
 LL_SPSC_FIXED(16)
 LL_SPSC_FIXED(32)
 LL_SPSC_FIXED(64)
 #undef LL_SPSC_FIXED
 
-__attribute__((noinline)) static bool push_any(ll_spsc *q, const void *r)
+__attribute__((noinline)) static bool push_other(ll_spsc *q, const void *r)
 {
-    return ll_spsc__push1(q, r, q->record_size);
+    switch (q->record_size) {
+    case 16:
+        return push_16(q, r);
+    case 32:
+        return push_32(q, r);
+    case 64:
+        return push_64(q, r);
+    default:
+        return ll_spsc__push1(q, r, q->record_size);
+    }
 }
-__attribute__((noinline)) static bool pop_any(ll_spsc *q, void *o) { return ll_spsc__pop1(q, o, q->record_size); }
+
+__attribute__((noinline)) static bool pop_other(ll_spsc *q, void *o)
+{
+    switch (q->record_size) {
+    case 16:
+        return pop_16(q, o);
+    case 32:
+        return pop_32(q, o);
+    case 64:
+        return pop_64(q, o);
+    default:
+        return ll_spsc__pop1(q, o, q->record_size);
+    }
+}
 
 bool ll_spsc_try_push(ll_spsc *q, const void *record)
 {
-    switch (q->record_size) {
-    case 8:
-        return push_8(q, record);
-    case 16:
-        return push_16(q, record);
-    case 32:
-        return push_32(q, record);
-    case 64:
-        return push_64(q, record);
-    default:
-        return push_any(q, record);
-    }
+    if (q->record_size == sizeof(uint64_t))
+        return ll_spsc__push1(q, record, sizeof(uint64_t));
+    return push_other(q, record);
 }
 
 bool ll_spsc_try_pop(ll_spsc *q, void *out)
 {
-    switch (q->record_size) {
-    case 8:
-        return pop_8(q, out);
-    case 16:
-        return pop_16(q, out);
-    case 32:
-        return pop_32(q, out);
-    case 64:
-        return pop_64(q, out);
-    default:
-        return pop_any(q, out);
-    }
+    if (q->record_size == sizeof(uint64_t))
+        return ll_spsc__pop1(q, out, sizeof(uint64_t));
+    return pop_other(q, out);
 }
 
 /* record_size must be 8 (not checked here: the caller made the ring). */
