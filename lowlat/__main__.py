@@ -200,20 +200,15 @@ def _grade(args: argparse.Namespace) -> int:
         raise UserError(f"unknown exercise {args.name!r}; known: {', '.join(sorted(known))}")
     if not os.path.isfile(args.file):
         raise UserError(f"{args.file}: no such file" + (" (it is a folder)" if os.path.isdir(args.file) else ""))
-    if args.check:
-        ids = [c.id for c in known[args.name].checks]
-        unknown = [c for c in args.check if c not in ids]
-        if unknown:
-            raise UserError(f"{args.name} has no check {unknown[0]!r}; its checks: {', '.join(dict.fromkeys(ids))}")
     try:
         report = grade(args.name, args.file, only=args.check or None)
-    except FileNotFoundError as exc:
-        raise UserError(str(exc)) from None
-    except UnicodeDecodeError:
+    except UnicodeDecodeError:  # before ValueError, its base class
         raise UserError(
             f"{args.file} holds text that is not UTF-8 ({_not_utf8(args.file)}), and the compiler quoted it: "
             "save the file as UTF-8 (or remove that character) and grade again"
         ) from None
+    except (FileNotFoundError, ValueError) as exc:  # ValueError: a --check the exercise does not have
+        raise UserError(str(exc)) from None
     report.print()
     if report.ok and known[args.name].timing is not None and not args.no_timing:
         print(report_timing(args.name, args.file))

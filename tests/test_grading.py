@@ -622,6 +622,7 @@ def test_chosen_checks_are_never_a_grade(tmp_path: Path) -> None:
     assert "1/1 chosen checks passed; not a grade" in report.verdict()
     with pytest.raises(ValueError, match="no check 'nope'"):
         grade("ring", solution("ring"), only=["nope"])
+    assert grade("ring", solution("ring"), only="create_args").left_out[0] == "fifo_capacity"  # one id
     cli = [sys.executable, "-m", "lowlat", "grade", "ring"]
     one = subprocess.run([*cli, str(solution("ring")), "--check", "fifo_capacity"], capture_output=True, text=True)
     assert one.returncode == 0 and "not a grade" in one.stdout and "reported, not graded" not in one.stdout, one

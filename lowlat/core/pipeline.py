@@ -38,6 +38,7 @@ from lowlat.core.pipeline_config import (
     STAGES,
     PipelineConfig,
     c_config,
+    c_pair,
     resolve_config,
 )
 from lowlat.core.pipeline_faults import Faults
@@ -114,7 +115,7 @@ def floor(config: PipelineConfig | None = None, **changes: Any) -> FloorResult:
         {
             "ticks": cfg.ticks,
             "rate_per_s": float(cfg.rate),
-            "pair": c_config(cfg).pair,  # the pipeline's placement and waits, unchanged
+            "pair": c_pair(cfg),  # the pipeline's placement and waits, unchanged
             "clock": CLOCKS[cfg.clock],
         },
     )

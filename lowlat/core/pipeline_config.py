@@ -198,6 +198,19 @@ def resolve_config(config: PipelineConfig | None, changes: dict[str, Any], backg
     return replace(config or PipelineConfig(), **changes).validate(background=background)
 
 
+def c_pair(cfg: PipelineConfig) -> dict[str, int]:
+    """The fields of the ``ll_pair_placement`` of ``cfg`` (its two threads'
+    CPUs and waits), for any C config that embeds one.  A plain dict: a
+    struct field read from another cdata would point into that cdata's
+    memory, which cffi frees with it."""
+    return {
+        "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
+        "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
+        "producer_wait": WAITS[cfg.producer_wait],
+        "consumer_wait": WAITS[cfg.consumer_wait],
+    }
+
+
 def c_config(cfg: PipelineConfig) -> Any:
     """A new ``ll_pipeline_cfg *`` (owned by the returned cdata) for ``cfg``."""
     return ffi.new(
@@ -207,12 +220,7 @@ def c_config(cfg: PipelineConfig) -> Any:
             "producer_mode": lib.LL_PRODUCER_OPEN if cfg.producer == "open" else lib.LL_PRODUCER_CLOSED,
             "rate_per_s": float(cfg.rate),
             "full_policy": lib.LL_FULL_DROP if cfg.when_full == "drop" else lib.LL_FULL_WAIT,
-            "pair": {
-                "producer_cpu": cfg.cpus[0] if cfg.cpus else -1,
-                "consumer_cpu": cfg.cpus[1] if cfg.cpus else -1,
-                "producer_wait": WAITS[cfg.producer_wait],
-                "consumer_wait": WAITS[cfg.consumer_wait],
-            },
+            "pair": c_pair(cfg),
             "capacity": cfg.capacity,
             "pool_blocks": cfg.pool_blocks,
             "hold_ns": cfg.hold_ns,
@@ -237,6 +245,7 @@ __all__ = [
     "Faults",
     "PipelineConfig",
     "c_config",
+    "c_pair",
     "check_choice",
     "resolve_config",
 ]

@@ -111,6 +111,7 @@ class CBuild:
         self.api_functions, self.api_variables = functions, variables
         self.binaries: dict[str | None, Path] = {}
         self._plain_lines: str | None = None
+        self._headers: str | None = None  # the digest of every header the support objects can include
 
     def _strip(self) -> list[Path]:
         return [self.ex.folder, HARNESS_DIR, toolchain.CSRC, self.src_dir]
@@ -156,8 +157,9 @@ class CBuild:
         ``sanitizer`` into this build's folder (from this process's cache
         when the same compiler, flags and sources were compiled before)."""
         mode = sanitizer or "plain"
-        dirs = [self.ex.folder, HARNESS_DIR, *toolchain.include_dirs()]
-        headers = _headers_digest(dirs)
+        if self._headers is None:
+            self._headers = _headers_digest([self.ex.folder, HARNESS_DIR, *toolchain.include_dirs()])
+        headers = self._headers
         flags = [*self._learner_flags(sanitizer), "-pthread", "-c"]
         objs = []
         for i, src in enumerate([self.ex.checks_path, *(toolchain.CSRC / s for s in self.ex.core_sources)]):

@@ -133,11 +133,12 @@ def grade(
         raise FileNotFoundError(f"{path}: no such file (the exercise file is {ex.filename})")
     left_out: list[str] = []
     if only is not None:
-        ids = [c.id for c in ex.checks]
+        only = [only] if isinstance(only, str) else list(only)
+        ids = list(dict.fromkeys(c.id for c in ex.checks))  # a check id may name runs in two modes
         unknown = sorted(set(only) - set(ids))
         if unknown or not only:
             raise ValueError(
-                f"{name}: no check {', '.join(map(repr, unknown)) or 'chosen'}; its checks: {', '.join(ids)}"
+                f"{name} has no check {', '.join(map(repr, unknown)) or 'chosen'}; its checks: {', '.join(ids)}"
             )
         left_out = list(dict.fromkeys(i for i in ids if i not in only))
         ex = dataclasses.replace(ex, checks=tuple(c for c in ex.checks if c.id in only))
