@@ -106,10 +106,6 @@ def _compiler_id(cc: str) -> str:
     return f"{cc} {(res.stdout.splitlines() or [''])[0]}"
 
 
-def _sources() -> list[Path]:
-    return toolchain.core_sources()
-
-
 def _link_args() -> list[str]:
     """The installed core's linker flags (``_build.link_args``), so a variant
     differs from it by the compiler flags alone."""
@@ -122,7 +118,7 @@ def _key(flags: tuple[str, ...], cc: str) -> str:
     """Hash of every core source and header, the flags, the compiler and
     the machine: a change to any of them builds afresh."""
     h = hashlib.sha256()
-    files = sorted({*_sources(), *toolchain.CSRC.glob("*.h"), *toolchain.CSRC.glob("*/*.h")})
+    files = sorted({*toolchain.core_sources(), *toolchain.CSRC.glob("*.h"), *toolchain.CSRC.glob("*/*.h")})
     for p in files:
         h.update(str(p.relative_to(toolchain.CSRC)).encode())
         h.update(p.read_bytes())
@@ -130,11 +126,6 @@ def _key(flags: tuple[str, ...], cc: str) -> str:
     h.update(_compiler_id(cc).encode())
     h.update(platform.machine().encode())
     return h.hexdigest()[:16]
-
-
-def _remove_if_empty(folder: Path) -> None:
-    with contextlib.suppress(OSError):  # not empty (another process's build), or already gone
-        folder.rmdir()
 
 
 @dataclass
@@ -171,7 +162,7 @@ class Variant:
         cfg = self.ffi.new(
             "ll_spsc_bench_cfg *",
             {
-                "capacity": power_of_two(capacity),
+                "capacity": capacity,
                 "items": int_arg(items, "items", minimum=1, maximum=10**10),
                 "flags": 0,
                 "pair": {"producer_cpu": prod, "consumer_cpu": cons, "producer_wait": w, "consumer_wait": w},
@@ -221,8 +212,8 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
     incs = [f"-I{d}" for d in toolchain.include_dirs()]
     base = [*toolchain.compiler_words(compiler), toolchain.STD, *flags, *toolchain.WARNINGS, "-fPIC"]
     with tempfile.TemporaryDirectory(prefix=".build-", dir=folder) as tmp:
-        objs = [Path(tmp) / f"{i}-{src.stem}.o" for i, src in enumerate(_sources())]
-        jobs = [[*base, *incs, "-c", str(src), "-o", str(o)] for src, o in zip(_sources(), objs)]
+        objs = [Path(tmp) / f"{i}-{src.stem}.o" for i, src in enumerate(toolchain.core_sources())]
+        jobs = [[*base, *incs, "-c", str(src), "-o", str(o)] for src, o in zip(toolchain.core_sources(), objs)]
         with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
             failures = [r for r in pool.map(_run, jobs) if r]
         missing = [o.name for o in objs if not o.is_file()]
@@ -239,7 +230,8 @@ def _compile(compiler: str, flags: tuple[str, ...], so: Path) -> str:
         if not reason:
             os.replace(part, so)
             return ""
-    _remove_if_empty(folder)
+    with contextlib.suppress(OSError):  # not empty (another process's build), or already gone
+        folder.rmdir()
     return reason
 
 
@@ -265,7 +257,7 @@ def build(name: str = "o3-native", *, cc: str | None = None, cache: str | Path |
         return Variant(name, flags, reason=str(exc))
     if compiler is None:
         return Variant(name, flags, reason="no C compiler found (cc, gcc or clang): a build variant needs one")
-    if not all(p.exists() for p in _sources()):
+    if not all(p.exists() for p in toolchain.core_sources()):
         return Variant(name, flags, reason=f"the core's sources are not in {toolchain.CSRC} (the course repository)")
     folder = (Path(cache) if cache is not None else cache_dir()) / f"{name}-{_key(flags, compiler)}"
     so = folder / ("liblowlat_core.dylib" if sys.platform == "darwin" else "liblowlat_core.so")
