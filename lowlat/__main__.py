@@ -213,7 +213,7 @@ def _grade(args: argparse.Namespace) -> int:
     if report.ok and known[args.name].timing is not None and not args.no_timing:
         print(report_timing(args.name, args.file))
     # With --check, 0 says the chosen checks passed (the verdict says it is not a grade).
-    return 0 if report.results and report.passed == len(report.results) else 1
+    return 0 if report.all_run_passed else 1
 
 
 # Author and instructor commands live in the course repository's tools/

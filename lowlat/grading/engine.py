@@ -140,7 +140,7 @@ def grade(
             raise ValueError(
                 f"{name} has no check {', '.join(map(repr, unknown)) or 'chosen'}; its checks: {', '.join(ids)}"
             )
-        left_out = list(dict.fromkeys(i for i in ids if i not in only))
+        left_out = [i for i in ids if i not in only]
         ex = dataclasses.replace(ex, checks=tuple(c for c in ex.checks if c.id in only))
     report = Report(ex.name, left_out=left_out)
     with tempfile.TemporaryDirectory(prefix=f"lowlat-grade-{name}-") as tmp:

@@ -35,8 +35,13 @@ class Report:
         return sum(r.passed for r in self.results)
 
     @property
+    def all_run_passed(self) -> bool:
+        """Every check that ran passed (with checks left out: not a grade)."""
+        return bool(self.results) and self.passed == len(self.results)
+
+    @property
     def ok(self) -> bool:
-        return bool(self.results) and self.passed == len(self.results) and not self.left_out
+        return self.all_run_passed and not self.left_out
 
     def verdict(self) -> str:
         if self.left_out:
