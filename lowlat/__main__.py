@@ -53,6 +53,8 @@ def _bench(args: argparse.Namespace) -> int:
     from lowlat.machine import machine_label
 
     json_out = writable_file(args.json) if args.json is not None else None
+    if args.peers is not None:
+        return _peers(args, json_out)
     from lowlat.machine.topology import load
 
     print(f"lowlat bench on {machine_label()}" + (" (quick)" if args.quick else ""), flush=True)
@@ -75,6 +77,25 @@ def _bench(args: argparse.Namespace) -> int:
     for failure in results.failures:  # reported, the other steps' results kept and written
         print(f"lowlat bench: {failure.line()}", file=sys.stderr)
     return 1 if results.failures else 0
+
+
+def _peers(args: argparse.Namespace, json_out: Any) -> int:
+    """``bench --peers DIR``: rigtorp's SPSCQueue beside the core (:mod:`lowlat.bench.peers`)."""
+    from lowlat.bench import format_table, progress_to_stderr, write_json
+    from lowlat.bench.peers import PEER_KEYS, PeerError, find_header, run_peers
+    from lowlat.machine import machine_label
+
+    try:
+        header = find_header(args.peers)
+        print(f"lowlat bench --peers on {machine_label()}: {header}" + (" (quick)" if args.quick else ""), flush=True)
+        results = run_peers(str(header), quick=args.quick, progress=progress_to_stderr)
+    except PeerError as exc:
+        raise UserError(str(exc)) from None
+    print(format_table(results, PEER_KEYS))
+    if json_out is not None:
+        write_json(results, json_out)
+        print(f"\nwrote {len(results)} keys to {args.json}")
+    return 0
 
 
 def _care(before: Any, after: Any) -> None:
@@ -288,6 +309,11 @@ def _main(argv: list[str]) -> int:
         "--quick", action="store_true", help="fewer repetitions and items (about 10 s instead of about 50 s on 2 cores)"
     )
     b.add_argument("--json", metavar="FILE", help="write the results as one flat JSON object")
+    b.add_argument(
+        "--peers",
+        metavar="DIR",
+        help="instead: compare the core's ring with rigtorp's SPSCQueue from your clone DIR (needs a C++17 compiler)",
+    )
     sub.add_parser("tour", help="doctor + a quick bench + where to go next")
     g = sub.add_parser("grade", help="grade one exercise file: a PASS/FAIL line per check and a verdict")
     g.add_argument("name", help="the exercise (e.g. mpmc)")

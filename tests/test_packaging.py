@@ -102,6 +102,7 @@ def test_the_wheel_carries_the_c_sources(tmp_path: Path) -> None:
     missing = [str(rel) for rel in sources if not (shipped / rel).is_file()]
     assert sources and not missing, f"not in the built package: {missing}"
     assert (tmp_path / "lowlat/grading/harness/grade.h").is_file()
+    assert (tmp_path / "lowlat/bench/peers_rigtorp.cpp").is_file()  # bench --peers compiles it
     for module in ("lowlat/core/toolchain.py", "lowlat/core/_build.py"):
         assert '_PACKAGED = Path(__file__).resolve().parent / "csrc"' in (ROOT / module).read_text(), module
 

@@ -27,16 +27,17 @@ def _fmt(value: float, unit: str) -> str:
     return f"{value:,.1f} ns"
 
 
-def format_table(results: dict[str, float]) -> str:
+def format_table(results: dict[str, float], keys: dict[str, tuple[str, str]] = KEYS) -> str:
     """The results as an aligned text table, one key per line; the keys of a
     step that failed say "failed", and the failures follow, one line each.
     A ratio key with a band says it ("[90% band lo-hi]"), and "inconclusive"
-    when the band reaches beyond +-15% of its value."""
+    when the band reaches beyond +-15% of its value.  ``keys``: the rows, in
+    order, with their units and meanings (the main bench's by default)."""
     failures = results.failures if isinstance(results, BenchResults) else []
     failed = {k for f in failures for k in f.keys}
     bands = results.bands if isinstance(results, BenchResults) else {}
     lines = [f"{'key':32} {'value':>14}  meaning", "-" * 90]
-    for k, (unit, meaning) in KEYS.items():
+    for k, (unit, meaning) in keys.items():
         if k in failed:
             lines.append(f"{k:32} {'failed':>14}  {meaning}")
         elif k in results and k in MAY_BE_NULL and math.isnan(results[k]):
