@@ -46,8 +46,8 @@ def test_no_compiler_is_one_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(peers.shutil, "which", lambda _name: None)
     with pytest.raises(PeerError, match=r"needs a C\+\+17 compiler"):
         peers.compiler()
-    monkeypatch.setenv("CXX", "my-c++")
-    assert peers.compiler() == "my-c++"
+    monkeypatch.setenv("CXX", "ccache my-c++")
+    assert peers.compiler() == ["ccache", "my-c++"]
 
 
 @pytest.mark.parametrize("case", ["missing", "not a queue", "no compiler"])
@@ -74,6 +74,15 @@ def test_the_command_line_refuses_in_one_line(case: str, tmp_path: Path) -> None
     assert len(lines) == 1 and "--peers" in lines[0] and "Traceback" not in res.stderr, res.stderr
     if case == "not a queue":
         assert "did not compile" in lines[0]
+
+
+@needs_cxx
+def test_a_header_path_with_quotes_and_backslashes_builds(tmp_path: Path) -> None:
+    odd = tmp_path / 'a "b" c\\d'
+    odd.mkdir()
+    (odd / "SPSCQueue.h").write_text((STAND_IN / "include/rigtorp/SPSCQueue.h").read_text())
+    peer = peers.build(peers.find_header(odd), tmp_path)
+    assert hasattr(peer.lib, "ll_peer_spsc_throughput")
 
 
 @needs_cxx
@@ -104,9 +113,7 @@ def test_the_comparison_runs_and_writes_every_key(tmp_path: Path) -> None:
 def test_the_loops_compile_without_a_warning(cxx: str, tmp_path: Path) -> None:
     if not shutil.which(cxx):
         pytest.skip(f"no {cxx} here")
-    header = '"' + str(STAND_IN / "include/rigtorp/SPSCQueue.h") + '"'
-    cmd = [cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only"]
-    res = subprocess.run(
-        [*cmd, f"-DLL_PEER_HEADER={header}", str(peers.SHIM)], capture_output=True, text=True, timeout=300
-    )
+    header = str(STAND_IN / "include/rigtorp/SPSCQueue.h")
+    cmd = [cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", "-include", header]
+    res = subprocess.run([*cmd, str(peers.SHIM)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr

@@ -12,7 +12,7 @@ rounds are interleaved and each key is a median of per-round ratios with its
 from __future__ import annotations
 
 import os
-import platform
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -27,7 +27,7 @@ from cffi import FFI
 from lowlat.bench.measures import checked, ratio
 from lowlat.bench.results import BenchResults
 from lowlat.core.affinity import usable_cpus
-from lowlat.core.clock import tsc_available, tsc_ticks_per_ns
+from lowlat.core.clock import tsc_ticks_per_ns
 from lowlat.experiments.common import pins
 from lowlat.experiments.queues import c2c_one_way_ns, spsc_rtt, spsc_throughput
 from lowlat.method.interleave import interleave, median
@@ -43,7 +43,10 @@ int ll_peer_spsc_rtt(uint64_t round_trips, uint64_t capacity, int cpu_a, int cpu
                      uint64_t *rtt_ns, uint64_t *errors);
 """
 PEER_KEYS: dict[str, tuple[str, str]] = {
-    "rigtorp_items_per_s": ("items/s", "rigtorp SPSCQueue<uint64_t>, cap 1024, one record per call, retried at once"),
+    "rigtorp_items_per_s": (
+        "items/s",
+        "rigtorp SPSCQueue<uint64_t>, cap 1024, one record per call, retried after one pause",
+    ),
     "core_items_per_s": ("items/s", "the core's ring, the same loop, inlined (lowlat's spsc_plain_items_per_s)"),
     "spsc_inline_vs_rigtorp": ("x", "the core inlined / rigtorp, throughput (above 1: the core moves more)"),
     "spsc_u64_call_vs_rigtorp": ("x", "the core's exported u64 calls / rigtorp, throughput"),
@@ -85,20 +88,27 @@ def find_header(where: str | os.PathLike[str]) -> Path:
     )
 
 
-def compiler() -> str:
-    """The C++ compiler: $CXX, else c++, g++ or clang++ on the PATH; PeerError when none."""
-    cxx = os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
-    if not cxx:
+def compiler() -> list[str]:
+    """The C++ compiler's command: $CXX split as a shell would ("ccache g++"),
+    else c++, g++ or clang++ on the PATH; PeerError when none."""
+    cxx = os.environ.get("CXX", "").strip() or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), "")
+    try:
+        words = shlex.split(cxx)
+    except ValueError as exc:
+        raise PeerError(f"--peers: CXX={cxx!r} is not a command: {exc}") from None
+    if not words:
         raise PeerError("--peers needs a C++17 compiler: set CXX, or install g++ or clang++")
-    return cxx
+    return words
 
 
 def build(header: Path, folder: Path) -> Peer:
     """The loops compiled around ``header`` into ``folder``, loaded (cffi, ABI
     mode); PeerError with the compiler's first error line when it fails."""
     so = folder / "lowlat_peer_rigtorp.so"
-    quoted = '"' + str(header).replace("\\", "\\\\").replace('"', '\\"') + '"'
-    cmd = [compiler(), "-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", f"-DLL_PEER_HEADER={quoted}"]
+    # -include: the header goes in front of the loops by its path, whatever
+    # characters the path holds.  -DNDEBUG: rigtorp's asserts off, as in its
+    # own release builds and in the core's build (Python's flags carry it).
+    cmd = [*compiler(), "-std=c++17", "-O2", "-DNDEBUG", "-shared", "-fPIC", "-pthread", "-include", str(header)]
     cmd += [str(SHIM), "-o", str(so)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -123,7 +133,7 @@ def _peer_rtt_p50(peer: Peer, round_trips: int, cpus: tuple[int, int]) -> float:
     ffi = peer.ffi
     out = np.zeros(round_trips, dtype=np.uint64)
     errors = ffi.new("uint64_t *")
-    tpn = tsc_ticks_per_ns() if tsc_available() and platform.machine().lower() in ("x86_64", "amd64") else 0.0
+    tpn = tsc_ticks_per_ns()  # 0 where there is no counter: as in the core's round trip, the clock then
     rc = peer.lib.ll_peer_spsc_rtt(
         round_trips, CAPACITY, cpus[0], cpus[1], tpn, ffi.from_buffer("uint64_t[]", out), errors
     )

@@ -1,15 +1,15 @@
-/* peers_rigtorp.cpp - rigtorp's SPSCQueue (the learner's own copy, named by
- * -DLL_PEER_HEADER) in the same two loops as the core's ring benchmarks, so
- * `python -m lowlat bench --peers DIR` compares them in one process.
- * Compiled by lowlat.bench.peers with the core's -O2; loaded with cffi.
+/* peers_rigtorp.cpp - rigtorp's SPSCQueue (the learner's own copy, put in
+ * front of this file by the compiler's -include) in the same two loops as
+ * the core's ring benchmarks, so `python -m lowlat bench --peers DIR`
+ * compares them in one process.  Compiled by lowlat.bench.peers with the
+ * core's -O2 -DNDEBUG; loaded with cffi.
  *
  * The loops mirror csrc/bench: the producer pushes 1..items and retries a
  * full queue after one pause; the consumer checks that each record arrives
- * once and in order; the pinger stamps each round trip with the same
- * counter reads as the core's (rdtsc before the push, an ordered read after
- * the reply) when it is given the counter's rate, else CLOCK_MONOTONIC. */
-#include LL_PEER_HEADER
-
+ * once and in order; the pinger stamps each round trip with the counter the
+ * core's loop reads (x86: rdtsc before the push, lfence + rdtsc after the
+ * reply; arm64: cntvct_el0, isb before the second read) when it is given
+ * the counter's rate, else CLOCK_MONOTONIC. */
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -42,25 +42,49 @@ uint64_t now_ns()
     return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-/* The counter, unordered (before a push) and ordered (after a reply was seen). */
+/* The counter, unordered (before a push) and ordered (after a reply was
+ * seen); CLOCK_MONOTONIC where there is no counter. */
 inline uint64_t stamp(bool tsc)
 {
+    if (!tsc)
+        return now_ns();
 #if defined(__x86_64__) || defined(__i386__)
-    if (tsc)
-        return __rdtsc();
+    return __rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+    asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return now_ns();
 #endif
-    return tsc ? 0 : now_ns();
 }
 
 inline uint64_t stamp_after(bool tsc)
 {
+    if (!tsc)
+        return now_ns();
 #if defined(__x86_64__) || defined(__i386__)
-    if (tsc) {
-        _mm_lfence(); /* every earlier load (the reply) done before the read */
-        return __rdtsc();
-    }
+    _mm_lfence(); /* every earlier load (the reply) done before the read */
+    return __rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+    asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v)::"memory"); /* isb: the same ordering */
+    return v;
+#else
+    return now_ns();
 #endif
-    return tsc ? 0 : now_ns();
+}
+
+/* Whether the loops stamp with the counter: its rate given, on a CPU whose
+ * counter this file reads. */
+inline bool use_counter(double ticks_per_ns)
+{
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+    return ticks_per_ns > 0.0;
+#else
+    (void)ticks_per_ns;
+    return false;
+#endif
 }
 
 /* Pins the calling thread; -1: no pinning.  False when the CPU refuses. */
@@ -78,7 +102,8 @@ bool pin(int cpu)
 #endif
 }
 
-/* Both threads pinned and waiting before either starts; false if a pin failed. */
+/* Both threads pinned and waiting before either starts; false if a pin
+ * failed, or if the second thread never started (abandon). */
 struct Start {
     std::atomic<int> arrived{0};
     std::atomic<int> failed{0};
@@ -91,13 +116,32 @@ struct Start {
             pause_once();
         return failed.load(std::memory_order_relaxed) == 0;
     }
+    void abandon() { arrive(false); } /* in place of a thread that could not start */
 };
+
+/* Runs a and b on two threads, both through `start`: 0, -2 when a thread
+ * could not be pinned, -3 when the second thread could not be started (the
+ * first is released and joined, never left running). */
+template <typename A, typename B> int run_pair(Start &start, const bool &ok_a, const bool &ok_b, A a, B b)
+{
+    std::thread first(a);
+    try {
+        std::thread second(b);
+        second.join();
+    } catch (...) {
+        start.abandon();
+        first.join();
+        return -3;
+    }
+    first.join();
+    return ok_a && ok_b ? 0 : -2;
+}
 
 } // namespace
 
 /* items records through one queue of `capacity`; *items_per_s and *errors
  * (records out of order).  0, or -1 for a bad argument, -2 when a thread
- * could not be pinned, -3 when the queue could not be made. */
+ * could not be pinned, -3 when the queue or a thread could not be made. */
 extern "C" int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cpu_producer, int cpu_consumer,
                                        double *items_per_s, uint64_t *errors)
 {
@@ -108,7 +152,7 @@ extern "C" int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cp
         Start start;
         bool ok_p = true, ok_c = true;
         uint64_t t0 = 0, t1 = 0, bad = 0;
-        std::thread consumer([&] {
+        auto consume = [&] {
             ok_c = start.arrive(pin(cpu_consumer));
             if (!ok_c)
                 return;
@@ -120,8 +164,8 @@ extern "C" int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cp
                 q.pop();
             }
             t1 = now_ns();
-        });
-        std::thread producer([&] {
+        };
+        auto produce = [&] {
             ok_p = start.arrive(pin(cpu_producer));
             if (!ok_p)
                 return;
@@ -129,11 +173,10 @@ extern "C" int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cp
             for (uint64_t i = 1; i <= items; i++)
                 while (!q.try_push(i))
                     pause_once();
-        });
-        producer.join();
-        consumer.join();
-        if (!ok_p || !ok_c)
-            return -2;
+        };
+        int rc = run_pair(start, ok_c, ok_p, consume, produce);
+        if (rc != 0)
+            return rc;
         *items_per_s = double(items) / (double(t1 - t0) / 1e9);
         *errors = bad;
         return 0;
@@ -144,23 +187,19 @@ extern "C" int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cp
 
 /* round_trips ping-pongs over two queues of `capacity`; each round trip's
  * time in ns into rtt_ns[0..round_trips).  ticks_per_ns > 0: stamps from the
- * x86 timestamp counter at that rate.  Codes as above. */
+ * CPU's counter (x86 TSC, arm64 cntvct_el0) at that rate.  Codes as above. */
 extern "C" int ll_peer_spsc_rtt(uint64_t round_trips, uint64_t capacity, int cpu_a, int cpu_b, double ticks_per_ns,
                                 uint64_t *rtt_ns, uint64_t *errors)
 {
     if (round_trips == 0 || capacity < 2 || !rtt_ns || !errors)
         return -1;
-#if defined(__x86_64__) || defined(__i386__)
-    const bool tsc = ticks_per_ns > 0.0;
-#else
-    const bool tsc = false;
-#endif
+    const bool tsc = use_counter(ticks_per_ns);
     try {
         Queue there(capacity), back(capacity);
         Start start;
         bool ok_a = true, ok_b = true;
         uint64_t bad = 0;
-        std::thread ponger([&] {
+        auto pong = [&] {
             ok_b = start.arrive(pin(cpu_b));
             if (!ok_b)
                 return;
@@ -173,8 +212,8 @@ extern "C" int ll_peer_spsc_rtt(uint64_t round_trips, uint64_t capacity, int cpu
                 while (!back.try_push(x))
                     pause_once();
             }
-        });
-        std::thread pinger([&] {
+        };
+        auto ping = [&] {
             ok_a = start.arrive(pin(cpu_a));
             if (!ok_a)
                 return;
@@ -190,11 +229,10 @@ extern "C" int ll_peer_spsc_rtt(uint64_t round_trips, uint64_t capacity, int cpu
                 uint64_t b = stamp_after(tsc);
                 rtt_ns[i - 1] = tsc ? uint64_t(double(b - a) / ticks_per_ns) : b - a;
             }
-        });
-        pinger.join();
-        ponger.join();
-        if (!ok_a || !ok_b)
-            return -2;
+        };
+        int rc = run_pair(start, ok_b, ok_a, pong, ping);
+        if (rc != 0)
+            return rc;
         *errors = bad;
         return 0;
     } catch (...) {
