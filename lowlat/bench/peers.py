@@ -54,6 +54,8 @@ PEER_KEYS: dict[str, tuple[str, str]] = {
     "rigtorp_rtt_p50_ns": ("ns", "rigtorp, round trip over two queues, P50"),
     "core_rtt_p50_ns": ("ns", "the core, the same round trip, inlined, P50"),
     "spsc_rtt_vs_rigtorp": ("x", "the core's round-trip P50 / rigtorp's (below 1: the core is quicker)"),
+    "spsc_u64_rtt_vs_rigtorp": ("x", "the same through the core's exported u64 calls"),
+    "spsc_api_rtt_vs_rigtorp": ("x", "the same through the core's public record API"),
     "c2c_one_way_ns": ("ns", "core-to-core one-way latency, median of the samples taken between rounds"),
 }
 
@@ -177,11 +179,22 @@ def compare(peer: Peer, *, quick: bool = False, progress: Callable[[str], None] 
     )
     say(f"[peers] round trip: {rounds} interleaved rounds of {trips:,}")
 
-    def core_rtt() -> float:
-        run = spsc_rtt(CAPACITY, trips, wait="spin")
-        return float(run.rtt.percentile(50)) if run.rtt is not None else float("nan")
+    def core_rtt(api: bool | str) -> Callable[[], float]:
+        def run() -> float:
+            out = spsc_rtt(CAPACITY, trips, wait="spin", api=api)
+            return float(out.rtt.percentile(50)) if out.rtt is not None else float("nan")
 
-    rt = interleave({"rigtorp": checked(lambda: _peer_rtt_p50(peer, trips, cpus)), "core": checked(core_rtt)}, rounds)
+        return checked(run)
+
+    rt = interleave(
+        {
+            "rigtorp": checked(lambda: _peer_rtt_p50(peer, trips, cpus)),
+            "inline": core_rtt(False),
+            "u64": core_rtt("u64"),
+            "api": core_rtt("record"),
+        },
+        rounds,
+    )
     r: dict[str, float] = {
         "rigtorp_items_per_s": median(tp["rigtorp"]),
         "core_items_per_s": median(tp["inline"]),
@@ -189,8 +202,10 @@ def compare(peer: Peer, *, quick: bool = False, progress: Callable[[str], None] 
         **ratio("spsc_u64_call_vs_rigtorp", tp["u64"], tp["rigtorp"]),
         **ratio("spsc_api_vs_rigtorp", tp["api"], tp["rigtorp"]),
         "rigtorp_rtt_p50_ns": median(rt["rigtorp"]),
-        "core_rtt_p50_ns": median(rt["core"]),
-        **ratio("spsc_rtt_vs_rigtorp", rt["core"], rt["rigtorp"]),
+        "core_rtt_p50_ns": median(rt["inline"]),
+        **ratio("spsc_rtt_vs_rigtorp", rt["inline"], rt["rigtorp"]),
+        **ratio("spsc_u64_rtt_vs_rigtorp", rt["u64"], rt["rigtorp"]),
+        **ratio("spsc_api_rtt_vs_rigtorp", rt["api"], rt["rigtorp"]),
         "c2c_one_way_ns": median(c2c),
     }
     bands = {k: (r[f"{k}@lo"], r[f"{k}@hi"]) for k in PEER_KEYS if f"{k}@lo" in r}
