@@ -37,12 +37,14 @@ static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side
     uint64_t waits = 0;
     bool ok = true;
     for (uint64_t i = 1; i <= c->items && ok; i++) {
-        unsigned spins = 0;
         if (LL_STOP_POLL(i, POLL_ITEMS)) {
             ok = false;
             break;
         }
-        while (!ll_bench_push_item(s->q, i, api)) {
+        if (ll_bench_push_item(s->q, i, api))
+            continue;
+        unsigned spins = 0; /* only the waiting path keeps it across a call */
+        do {
             bool more = true; /* one wait after the failed push, then more while refilling */
             while (more) {
                 waits++;
@@ -53,7 +55,7 @@ static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side
                 }
                 more = refill && ll_spsc_size(s->q) > room;
             }
-        }
+        } while (!ll_bench_push_item(s->q, i, api));
     }
 end:
     *waits_out = waits;
@@ -69,14 +71,16 @@ static inline __attribute__((always_inline)) uint64_t tp_pop_items(struct spsc_s
     uint64_t waits = 0, errors = 0, expect = 1;
     for (uint64_t i = 1; i <= c->items; i++) {
         uint64_t v;
-        unsigned spins = 0;
-        while (!ll_bench_pop_item(s->q, &v, api)) {
-            waits++;
-            ll_wait_once(c->pair.consumer_wait, &spins);
-            if (LL_STOP_POLL(waits, POLL_WAITS)) {
-                s->stopped = 1;
-                goto end;
-            }
+        if (!ll_bench_pop_item(s->q, &v, api)) {
+            unsigned spins = 0; /* only the waiting path keeps it across a call */
+            do {
+                waits++;
+                ll_wait_once(c->pair.consumer_wait, &spins);
+                if (LL_STOP_POLL(waits, POLL_WAITS)) {
+                    s->stopped = 1;
+                    goto end;
+                }
+            } while (!ll_bench_pop_item(s->q, &v, api));
         }
         errors += v != i;
         expect = i + 1;
