@@ -39,6 +39,8 @@ def test_a_folder_without_the_header_says_where_it_looked(tmp_path: Path) -> Non
         peers.find_header(tmp_path)
     with pytest.raises(PeerError, match="no such folder or file"):
         peers.find_header(tmp_path / "nowhere")
+    with pytest.raises(PeerError, match="needs a folder"):
+        peers.find_header(" ")
 
 
 def test_no_compiler_is_one_reason(monkeypatch: pytest.MonkeyPatch) -> None:

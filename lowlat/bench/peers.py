@@ -76,6 +76,8 @@ def find_header(where: str | os.PathLike[str]) -> Path:
     """The SPSCQueue.h named by ``where``: the header itself, or a folder
     holding it at ``include/rigtorp/`` (a clone) or at its top; PeerError
     saying where it looked otherwise."""
+    if not str(where).strip():
+        raise PeerError("--peers needs a folder: your clone of rigtorp/SPSCQueue")
     p = Path(where).expanduser()
     if p.is_file():
         return p.resolve()
