@@ -3,7 +3,8 @@ SPSCQueue, the single-producer queue engineers cite, in one process.
 
 The learner brings the queue (``git clone https://github.com/rigtorp/SPSCQueue``);
 the course ships only its own loops (``peers_rigtorp.cpp``), compiled here
-with the system's C++ compiler and the core's ``-O2``.  The same loops run
+with the system's C++ compiler, the core's ``-O2`` and asserts off
+(``-DNDEBUG``, as the core's build has them).  The same loops run
 both queues: records 1..n pushed and checked in order, a full or empty queue
 retried after one pause, both threads pinned to the bench's two CPUs.  The
 rounds are interleaved and each key is a median of per-round ratios with its
@@ -137,7 +138,9 @@ def _peer_rtt_p50(peer: Peer, round_trips: int, cpus: tuple[int, int]) -> float:
     ffi = peer.ffi
     out = np.zeros(round_trips, dtype=np.uint64)
     errors = ffi.new("uint64_t *")
-    tpn = tsc_ticks_per_ns()  # 0 where there is no counter: as in the core's round trip, the clock then
+    # The counter's rate, as the core's round trip reads it; 0 where there is
+    # none, and both loops then stamp with the monotonic clock.
+    tpn = tsc_ticks_per_ns()
     rc = peer.lib.ll_peer_spsc_rtt(
         round_trips, CAPACITY, cpus[0], cpus[1], tpn, ffi.from_buffer("uint64_t[]", out), errors
     )
