@@ -144,16 +144,16 @@ __attribute__((noinline)) static bool pop_other(ll_spsc *q, void *o)
 
 bool ll_spsc_try_push(ll_spsc *q, const void *record)
 {
-    if (q->record_size == sizeof(uint64_t))
-        return ll_spsc__push1(q, record, sizeof(uint64_t));
-    return push_other(q, record);
+    if (__builtin_expect(q->record_size != sizeof(uint64_t), 0))
+        return push_other(q, record);
+    return ll_spsc__push1(q, record, sizeof(uint64_t));
 }
 
 bool ll_spsc_try_pop(ll_spsc *q, void *out)
 {
-    if (q->record_size == sizeof(uint64_t))
-        return ll_spsc__pop1(q, out, sizeof(uint64_t));
-    return pop_other(q, out);
+    if (__builtin_expect(q->record_size != sizeof(uint64_t), 0))
+        return pop_other(q, out);
+    return ll_spsc__pop1(q, out, sizeof(uint64_t));
 }
 
 /* record_size must be 8 (not checked here: the caller made the ring). */

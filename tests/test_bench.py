@@ -74,6 +74,8 @@ ISSUE_KEYS = [
     "spsc_refill_vs_plain",
     "spsc_api_vs_inline",
     "spsc_u64_call_vs_inline",
+    "spsc_bare_call_vs_inline",
+    "spsc_bare_op_ns",
     "spsc_api_rtt_vs_inline",
     "o3_native_vs_o2_item",
     "ratios_inconclusive",

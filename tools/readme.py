@@ -34,10 +34,10 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "ring of 1,024 uint64, one record per call: inlined / exported calls (a full ring refilled 128 slots at a time)",
     ),
     (
-        ("spsc_api_vs_inline", "spsc_u64_call_vs_inline"),
+        ("spsc_api_vs_inline", "spsc_u64_call_vs_inline", "spsc_bare_call_vs_inline"),
         "x",
         "the same, calls over the inlined loop: the public `ll_spsc_try_push/try_pop` / the exported "
-        "`ll_spsc_try_push_u64/try_pop_u64`",
+        "`ll_spsc_try_push_u64/try_pop_u64` / the inlined body and an empty call (a call's own floor)",
     ),
     (
         ("spsc_plain_items_per_s", "spsc_refill_vs_plain"),
@@ -45,9 +45,10 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         "the producer retrying a full ring at once (each slot refilled as freed); refilling by 128 over that",
     ),
     (
-        ("spsc_op_ns", "spsc_api_op_ns"),
+        ("spsc_op_ns", "spsc_api_op_ns", "spsc_bare_op_ns"),
         "ns",
-        "one record pushed and popped on one core, no line transfer: inlined / exported calls",
+        "one record pushed and popped on one core, no line transfer: inlined / exported calls / the inlined body "
+        "and an empty call",
     ),
     (("spsc_padded_vs_unpadded",), "x", "false sharing of the two cursors"),
     (

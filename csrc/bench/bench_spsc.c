@@ -17,7 +17,7 @@
 
 /* ---- SPSC throughput --------------------------------------------------------- */
 
-/* The per-record producer: 1..items in order; false when stopped.
+/* The producer's wait after a failed push of record i; false when stopped.
  *
  * With cfg->refill > 1, a producer that finds the ring full waits until that
  * many slots are free before it pushes again.  Without, when the consumer is
@@ -28,68 +28,98 @@
  * consumer, in lines the consumer has finished with.  It delays no record:
  * while the ring is full, nothing the producer pushes could be read sooner.
  * The free count comes from ll_spsc_size (a read of the consumer's cursor
- * per poll), which any user of the API can call. */
-static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side *s, uint64_t *waits_out, int api)
+ * per poll), which any user of the API can call.
+ *
+ * Out of line, the waits keep what only they need (the refill threshold,
+ * the retry counter, the count of waits) out of the record loops, whose few
+ * live values then stay in registers across the exported calls. */
+__attribute__((noinline)) static bool tp_push_wait(struct spsc_side *s, uint64_t i, uint64_t *waits, int api)
 {
     const ll_spsc_bench_cfg *c = s->cfg;
     const bool refill = c->refill > 1;
     const size_t room = c->capacity - c->refill; /* with refill: push again once size <= room */
+    unsigned spins = 0;
+    do {
+        bool more = true; /* one wait after the failed push, then more while refilling */
+        while (more) {
+            ++*waits;
+            ll_wait_once(c->pair.producer_wait, &spins);
+            if (LL_STOP_POLL(*waits, POLL_WAITS))
+                return false;
+            more = refill && ll_spsc_size(s->q) > room;
+        }
+    } while (!ll_bench_push_item(s->q, i, api));
+    return true;
+}
+
+/* The per-record producer: 1..items in order; false when stopped. */
+static inline __attribute__((always_inline)) bool tp_push_items(struct spsc_side *s, uint64_t *waits_out, int api)
+{
+    ll_spsc *const q = s->q;
+    const uint64_t items = s->cfg->items;
     uint64_t waits = 0;
     bool ok = true;
-    for (uint64_t i = 1; i <= c->items && ok; i++) {
-        if (LL_STOP_POLL(i, POLL_ITEMS)) {
+    for (uint64_t i = 1; i <= items; i++) {
+        if (LL_STOP_POLL(i, POLL_ITEMS) || (!ll_bench_push_item(q, i, api) && !tp_push_wait(s, i, &waits, api))) {
             ok = false;
             break;
         }
-        if (ll_bench_push_item(s->q, i, api))
-            continue;
-        unsigned spins = 0; /* only the waiting path keeps it across a call */
-        do {
-            bool more = true; /* one wait after the failed push, then more while refilling */
-            while (more) {
-                waits++;
-                ll_wait_once(c->pair.producer_wait, &spins);
-                if (LL_STOP_POLL(waits, POLL_WAITS)) {
-                    ok = false;
-                    goto end;
-                }
-                more = refill && ll_spsc_size(s->q) > room;
-            }
-        } while (!ll_bench_push_item(s->q, i, api));
     }
-end:
     *waits_out = waits;
     return ok;
 }
 
+/* The consumer's wait for record *v after an empty ring: false when stopped. */
+__attribute__((noinline)) static bool tp_pop_wait(struct spsc_side *s, uint64_t *v, uint64_t *waits, int api)
+{
+    unsigned spins = 0;
+    do {
+        ++*waits;
+        ll_wait_once(s->cfg->pair.consumer_wait, &spins);
+        if (LL_STOP_POLL(*waits, POLL_WAITS))
+            return false;
+    } while (!ll_bench_pop_item(s->q, v, api));
+    return true;
+}
+
 /* The per-record consumer: checks each record arrives once, in order;
- * returns the next expected value; *stopped set when stopped. */
+ * returns the next expected value; s->stopped set when stopped. */
 static inline __attribute__((always_inline)) uint64_t tp_pop_items(struct spsc_side *s, uint64_t *waits_out,
                                                                    uint64_t *errors_out, int api)
 {
-    const ll_spsc_bench_cfg *c = s->cfg;
-    uint64_t waits = 0, errors = 0, expect = 1;
-    for (uint64_t i = 1; i <= c->items; i++) {
+    ll_spsc *const q = s->q;
+    const uint64_t items = s->cfg->items;
+    uint64_t waits = 0, errors = 0, i = 1;
+    for (; i <= items; i++) {
         uint64_t v;
-        if (!ll_bench_pop_item(s->q, &v, api)) {
-            unsigned spins = 0; /* only the waiting path keeps it across a call */
-            do {
-                waits++;
-                ll_wait_once(c->pair.consumer_wait, &spins);
-                if (LL_STOP_POLL(waits, POLL_WAITS)) {
-                    s->stopped = 1;
-                    goto end;
-                }
-            } while (!ll_bench_pop_item(s->q, &v, api));
+        if (!ll_bench_pop_item(q, &v, api) && !tp_pop_wait(s, &v, &waits, api)) {
+            s->stopped = 1;
+            break;
         }
         errors += v != i;
-        expect = i + 1;
     }
-end:
     *waits_out = waits;
     *errors_out = errors;
-    return expect;
+    return i;
 }
+
+/* One function per path, each loop compiled on its own: inlined into one
+ * function, the four loops shared its register allocation, and one of them
+ * kept its record counter on the stack. */
+#define TP_PATH(api)                                                                                      \
+    __attribute__((noinline)) static bool tp_push_##api(struct spsc_side *s, uint64_t *w)                 \
+    {                                                                                                     \
+        return tp_push_items(s, w, api);                                                                  \
+    }                                                                                                     \
+    __attribute__((noinline)) static uint64_t tp_pop_##api(struct spsc_side *s, uint64_t *w, uint64_t *e) \
+    {                                                                                                     \
+        return tp_pop_items(s, w, e, api);                                                                \
+    }
+TP_PATH(0)
+TP_PATH(1)
+TP_PATH(2)
+TP_PATH(3)
+#undef TP_PATH
 
 static void *tp_producer(void *arg)
 {
@@ -101,9 +131,10 @@ static void *tp_producer(void *arg)
     uint64_t waits = 0;
     unsigned spins = 0;
     if (c->batch == 0) {
-        bool done = c->api == 2 ? tp_push_items(s, &waits, 2)
-                    : c->api    ? tp_push_items(s, &waits, 1)
-                                : tp_push_items(s, &waits, 0);
+        bool done = c->api == 3   ? tp_push_3(s, &waits)
+                    : c->api == 2 ? tp_push_2(s, &waits)
+                    : c->api      ? tp_push_1(s, &waits)
+                                  : tp_push_0(s, &waits);
         if (!done)
             goto stopped;
     } else {
@@ -147,9 +178,10 @@ static void *tp_consumer(void *arg)
     uint64_t waits = 0, errors = 0, expect = 1;
     unsigned spins = 0;
     if (c->batch == 0) {
-        expect = c->api == 2 ? tp_pop_items(s, &waits, &errors, 2)
-                 : c->api    ? tp_pop_items(s, &waits, &errors, 1)
-                             : tp_pop_items(s, &waits, &errors, 0);
+        expect = c->api == 3   ? tp_pop_3(s, &waits, &errors)
+                 : c->api == 2 ? tp_pop_2(s, &waits, &errors)
+                 : c->api      ? tp_pop_1(s, &waits, &errors)
+                               : tp_pop_0(s, &waits, &errors);
     } else {
         while (expect <= c->items) {
             size_t m = ll_spsc_pop_many_inline(s->q, s->buf, c->batch);
@@ -220,7 +252,7 @@ int ll_bench_spsc_throughput(const ll_spsc_bench_cfg *cfg, ll_spsc_bench_result 
 
 int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *errors)
 {
-    if (items == 0 || api < 0 || api > 2 || !ns_per_record || !errors)
+    if (items == 0 || api < 0 || api > 3 || !ns_per_record || !errors)
         return LL_EINVAL;
     /* Bursts of BURST pushes then BURST pops: the cursors move round the
      * ring and each side refreshes its cached copy of the other's now and
@@ -234,7 +266,12 @@ int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *e
     uint64_t t0 = ll_now_ns();
     while (done < items && !(done % POLL_ITEMS < BURST && ll_stop_requested())) {
         uint64_t n = items - done < BURST ? items - done : BURST;
-        if (api == 2) {
+        if (api == 3) {
+            for (uint64_t i = 0; i < n; i++)
+                bad += !ll_bench_push_item(q, done + i, 3);
+            for (uint64_t i = 0; i < n; i++)
+                bad += !ll_bench_pop_item(q, &v, 3) || v != done + i;
+        } else if (api == 2) {
             for (uint64_t i = 0; i < n; i++)
                 bad += !ll_bench_push_item(q, done + i, 2);
             for (uint64_t i = 0; i < n; i++)

@@ -20,7 +20,8 @@ typedef struct {
     size_t batch;           /* 0: per-record calls; n: push_many/pop_many of n */
     int api;                /* per-record calls: 0 the inlined u64 path, 1 the exported
                     * ll_spsc_try_push_u64/try_pop_u64, 2 the public ll_spsc_try_push/try_pop
-                    * (1 and 2: a call, as a library user makes) */
+                    * (1 and 2: a call, as a library user makes), 3 the inlined path plus
+                    * an empty call per record (the floor of 1 and 2) */
     size_t refill;          /* per-record calls: after finding the ring full, the producer waits until
                     * this many slots are free (0 or 1: it retries at once); <= capacity */
 } ll_spsc_bench_cfg;
@@ -45,9 +46,10 @@ int ll_bench_spsc_rtt(const ll_spsc_bench_cfg *cfg, ll_hist *rtt_ns, ll_spsc_ben
 
 /* One thread pushes and pops 0..items-1 in bursts of 64 through a ring of
  * 1024 u64 records, on the inlined path (api = 0), the exported u64 calls
- * (api = 1) or the public record API (api = 2).  Sets *ns_per_record (one
- * push and one pop, ns; over the records done after a stop) and *errors
- * (records lost or out of order: must be 0).
+ * (api = 1), the public record API (api = 2) or the inlined path plus an
+ * empty call per record (api = 3).  Sets *ns_per_record (one push and one
+ * pop, ns; over the records done after a stop) and *errors (records lost or
+ * out of order: must be 0).
  * No line leaves the core: the difference between the paths is the call.
  * LL_OK, LL_EINVAL, LL_ENOMEM. */
 int ll_bench_spsc_op(uint64_t items, int api, double *ns_per_record, uint64_t *errors);

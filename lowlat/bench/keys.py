@@ -50,9 +50,15 @@ KEYS: dict[str, tuple[str, str]] = {
         "x",
         "exported ll_spsc_try_push_u64/try_pop_u64 (the value in a register) / inlined per-item throughput",
     ),
+    "spsc_bare_call_vs_inline": (
+        "x",
+        "the inlined ring plus a call to an empty function per record / inlined per-item throughput: a call's own "
+        "price, the floor under the two ratios above",
+    ),
     "spsc_op_ns": ("ns", "one record pushed and popped by one thread, inlined path (no line leaves the core)"),
     "spsc_api_op_ns": ("ns", "the same through the public ll_spsc_try_push/try_pop"),
     "spsc_api_op_over_inline": ("x", "public API / inlined time per record, one thread: the calls' cost alone"),
+    "spsc_bare_op_ns": ("ns", "the same, the inlined path plus a call to an empty function per record"),
     "spsc_c2c_ns": ("ns", "core-to-core one-way sampled between those rounds (median)"),
     "spsc_c2c_min_ns": ("ns", "the same, lowest sample"),
     "spsc_c2c_max_ns": ("ns", "the same, highest sample"),

@@ -50,7 +50,7 @@ def ratio(key: str, numerator: list[float], denominator: list[float]) -> dict[st
 
 def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) -> dict[str, float]:
     """Chapter 03's rings (the default, the other cursor placement, unpadded, uncached, batched,
-    through the exported calls, a producer that retries a full ring at once,
+    through the exported calls, with an empty call per record, a producer that retries a full ring at once,
     and backing off when spinning), interleaved
     ``reps`` times, the core-to-core latency sampled before each round
     (appended to ``c2c``)."""
@@ -70,6 +70,7 @@ def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) ->
         "batch": {"batch": 256},
         "api": {"api": "record", **r},
         "u64": {"api": "u64", **r},
+        "bare": {"api": "bare", **r},
         "plain": {},
     }
     if wait == "spin":  # two spinning threads fit: also the consumer that looks less often
@@ -97,6 +98,7 @@ def spsc_throughput_keys(quick: bool, reps: int, wait: str, c2c: list[float]) ->
         "spsc_api_items_per_s": median(tp["api"]),
         **ratio("spsc_api_vs_inline", tp["api"], tp["best"]),
         **ratio("spsc_u64_call_vs_inline", tp["u64"], tp["best"]),
+        **ratio("spsc_bare_call_vs_inline", tp["bare"], tp["best"]),
         "spsc_unpadded_items_per_s": median(tp["unpadded"]),
         "spsc_uncached_items_per_s": median(tp["uncached"]),
         "spsc_c_batch_items_per_s": median(tp["batch"]),

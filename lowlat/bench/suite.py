@@ -251,6 +251,7 @@ def _steps(quick: bool, step: Callable[[int, str, Callable[[], dict[str, float]]
                 "hist_record_inline_ns": checked(lambda: hist_record_ns(n, exported=False)),
                 "spsc_op_ns": checked(lambda: spsc_op_ns(m)),
                 "spsc_api_op_ns": checked(lambda: spsc_op_ns(m, api="record")),
+                "spsc_bare_op_ns": checked(lambda: spsc_op_ns(m, api="bare")),
             },
             reps,
         )

@@ -58,6 +58,7 @@ SOURCES = [
     "bench/bench_alloc.c",
     "bench/bench_spsc.c",
     "bench/bench_rtt.c",
+    "bench/bench_call.c",
     "bench/bench_taxes.c",
     "bench/bench_floor.c",
     "bench/bench_orders.c",

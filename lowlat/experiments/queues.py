@@ -32,9 +32,11 @@ from lowlat.method.interleave import interleave, median
 
 # How a per-record benchmark reaches the ring (``api=``): the inlined hot path,
 # the exported ``ll_spsc_try_push_u64/try_pop_u64`` (True: a call per record,
-# the value in a register), or the public ``ll_spsc_try_push/try_pop`` (the
-# record by pointer).
-API_PATHS = {"inline": 0, "u64": 1, "record": 2}
+# the value in a register), the public ``ll_spsc_try_push/try_pop`` (the
+# record by pointer), or "bare": the inlined path, each record's result then
+# passed through a call to an empty function: the floor under any exported
+# call (a call, a return and the reloads a call forces, with no work in them).
+API_PATHS = {"inline": 0, "u64": 1, "record": 2, "bare": 3}
 
 
 def api_code(api: bool | str) -> int:
@@ -127,7 +129,8 @@ def spsc_throughput(
     checks order.  batch=0: one try_push/try_pop per record (``api``: True or
     "u64", the exported ``ll_spsc_try_push_u64/try_pop_u64``; "record", the
     public ``ll_spsc_try_push/try_pop``: a call per record as a library user
-    makes; else the inlined path); batch=n: push_many/pop_many of n.
+    makes; "bare", the inlined path and an empty call per record, those calls' floor;
+    else the inlined path); batch=n: push_many/pop_many of n.
     ``cpus=(p, c)`` pins producer and consumer to those CPUs ((-1, -1):
     unpinned; the same CPU twice puts both on one core; checked by
     :func:`lowlat.core.affinity.cpu_pair`) and overrides ``pin``.
@@ -166,7 +169,8 @@ def spsc_rtt(
 def spsc_op_ns(items: int = 2_000_000, *, api: bool | str = False) -> float:
     """One record pushed and popped by one thread (ns per record): bursts of
     64 through a ring of 1024 u64 records, on the inlined path or (``api``)
-    through the exported calls (as in :func:`spsc_throughput`).  No cache line
+    through the exported calls or with an empty call per record (as in
+    :func:`spsc_throughput`).  No cache line
     leaves the core, so the two paths differ only by the call; between two
     cores the line transfers dominate instead (:func:`spsc_throughput`)."""
     n = int_arg(items, "items", minimum=1)

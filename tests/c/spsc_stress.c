@@ -173,15 +173,24 @@ int main(int argc, char **argv)
         errors++;
     }
     cfg.refill = 0;
-    double per = 0.0;
-    uint64_t op_errors = 1;
-    if (ll_bench_spsc_op(100001, 1, &per, &op_errors) != 0 || op_errors || per <= 0.0) {
-        fprintf(stderr, "bench one-thread push+pop failed\n");
-        errors++;
+    for (int api = 0; api <= 3; api++) { /* inlined, u64 calls, record calls, an empty call after each */
+        double per = 0.0;
+        uint64_t op_errors = 1;
+        if (ll_bench_spsc_op(100001, api, &per, &op_errors) != 0 || op_errors || per <= 0.0) {
+            fprintf(stderr, "bench one-thread push+pop failed (api %d)\n", api);
+            errors++;
+        }
+        cfg.api = api;
+        if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors || r.items_per_s <= 0.0) {
+            fprintf(stderr, "bench throughput failed (api %d)\n", api);
+            errors++;
+        }
     }
-    cfg.api = 1;
-    if (ll_bench_spsc_throughput(&cfg, &r) != 0 || r.errors) {
-        fprintf(stderr, "bench throughput (exported calls) failed\n");
+    double per = 0.0;
+    uint64_t op_errors = 0;
+    cfg.api = 4; /* no such path: refused by both */
+    if (ll_bench_spsc_op(100, 4, &per, &op_errors) != LL_EINVAL || ll_bench_spsc_throughput(&cfg, &r) != LL_EINVAL) {
+        fprintf(stderr, "an unknown api path was accepted\n");
         errors++;
     }
     cfg.api = 0;
