@@ -52,21 +52,23 @@ def _when(stamp: object) -> datetime:
 
 
 def _run_s(meta: dict[str, Any]) -> float | None:
-    """A code cell's run time (s, two decimals): its ``run_s``, else from
-    nbclient's timing record (``execution``: input received -> reply sent),
-    else None."""
+    """A code cell's run time (s, two decimals): from nbclient's timing
+    record of the execution just made (``execution``: input received ->
+    reply sent), else the ``run_s`` an earlier execution left, else None.
+    A fresh record wins: a re-executed cell's old ``run_s`` is stale."""
+    ex = meta.get("execution")
+    if isinstance(ex, dict):
+        try:
+            start, end = (_when(ex.get(k)) for k in ("iopub.execute_input", "shell.execute_reply"))
+            seconds = (end - start).total_seconds()
+        except (TypeError, ValueError):  # missing, malformed, or one with a zone and one without
+            seconds = -1.0
+        if 0 <= seconds < 1e6:
+            return round(seconds, 2)
     kept = meta.get("run_s")
     if isinstance(kept, (int, float)) and not isinstance(kept, bool) and 0 <= kept < 1e6:
         return round(float(kept), 2)
-    ex = meta.get("execution")
-    if not isinstance(ex, dict):
-        return None
-    try:
-        start, end = (_when(ex.get(k)) for k in ("iopub.execute_input", "shell.execute_reply"))
-        seconds = (end - start).total_seconds()
-    except (TypeError, ValueError):  # missing, malformed, or one with a zone and one without
-        return None
-    return round(seconds, 2) if 0 <= seconds < 1e6 else None
+    return None
 
 
 def normalize(nb: dict[str, Any]) -> dict[str, Any]:

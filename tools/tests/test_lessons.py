@@ -143,11 +143,21 @@ def test_the_executor_keeps_each_cells_run_time() -> None:
             {"cell_type": "code", "metadata": {"execution": timing, "tags": ["x"]}, "source": "", "outputs": []},
             {"cell_type": "code", "metadata": {"run_s": 1.234}, "source": "", "outputs": []},
             {"cell_type": "markdown", "metadata": {"run_s": 9}, "source": ""},
+            # re-executed: the fresh record wins over the run_s an earlier execution left
+            {"cell_type": "code", "metadata": {"run_s": 13.05, "execution": timing}, "source": "", "outputs": []},
+            # a malformed record leaves the earlier run_s
+            {"cell_type": "code", "metadata": {"run_s": 3, "execution": {"x": 1}}, "source": "", "outputs": []},
         ],
         "metadata": {},
     }
     cells = notebooks.normalize(nb)["cells"]
-    assert [c["metadata"] for c in cells] == [{"tags": ["x"], "run_s": 2.25}, {"run_s": 1.23}, {}]
+    assert [c["metadata"] for c in cells] == [
+        {"tags": ["x"], "run_s": 2.25},
+        {"run_s": 1.23},
+        {},
+        {"run_s": 2.25},
+        {"run_s": 3.0},
+    ]
 
 
 def test_the_readme_chapter_table_states_each_notebooks_own_time() -> None:
