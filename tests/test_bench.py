@@ -127,10 +127,11 @@ def test_spsc_benchmarks_check_order_and_report() -> None:
     # One thread, both paths, and a record count that ends inside a burst.
     assert queues.spsc_op_ns(1_000) > 0 and queues.spsc_op_ns(1_001, api=True) > 0
     assert queues.spsc_op_ns(1_001, api="record") > 0 and queues.spsc_op_ns(1_001, api="u64") > 0
-    for api in ("u64", "record"):  # the exported calls, both kinds, between two threads
+    assert queues.spsc_op_ns(1_001, api="bare") > 0
+    for api in ("u64", "record", "bare"):  # the exported calls, both kinds, and the empty call, two threads
         assert queues.spsc_throughput(1024, 50_000, refill=128, api=api).errors == 0
         assert queues.spsc_rtt(64, 1_000, api=api).errors == 0
-    with pytest.raises(ValueError, match="api must be False, True or one of 'inline', 'u64', 'record'"):
+    with pytest.raises(ValueError, match="api must be False, True or one of 'inline', 'u64', 'record', 'bare'"):
         queues.spsc_op_ns(10, api="fast")
     with pytest.raises(ValueError, match="items must be >= 1"):
         queues.spsc_op_ns(0)
