@@ -37,7 +37,7 @@ ROWS: list[tuple[tuple[str, ...], str, str]] = [
         ("spsc_api_vs_inline", "spsc_u64_call_vs_inline", "spsc_bare_call_vs_inline"),
         "x",
         "the same, calls over the inlined loop: the public `ll_spsc_try_push/try_pop` / the exported "
-        "`ll_spsc_try_push_u64/try_pop_u64` / the inlined body and an empty call (a call's own floor)",
+        "`ll_spsc_try_push_u64/try_pop_u64` / the inlined body and an empty call (a call's own price)",
     ),
     (
         ("spsc_plain_items_per_s", "spsc_refill_vs_plain"),

@@ -3,7 +3,7 @@
  * ring's body and passes its result through this call.  That is the call and
  * return an exported call pays, and the reloads of the ring's fields a call
  * forces on its caller's next record, with none of the exported function's
- * own work: the floor any exported call stands on. */
+ * own work: the price of a call alone, which every exported call pays. */
 #include "bench_spsc_inline.h"
 
 bool ll_bench_bare_call(bool ok) { return ok; }

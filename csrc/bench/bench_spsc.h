@@ -21,7 +21,7 @@ typedef struct {
     int api;                /* per-record calls: 0 the inlined u64 path, 1 the exported
                     * ll_spsc_try_push_u64/try_pop_u64, 2 the public ll_spsc_try_push/try_pop
                     * (1 and 2: a call, as a library user makes), 3 the inlined path plus
-                    * an empty call per record (the floor of 1 and 2) */
+                    * an empty call per record (the call of 1 and 2 alone) */
     size_t refill;          /* per-record calls: after finding the ring full, the producer waits until
                     * this many slots are free (0 or 1: it retries at once); <= capacity */
 } ll_spsc_bench_cfg;

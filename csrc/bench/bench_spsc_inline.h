@@ -30,13 +30,12 @@ bool ll_bench_bare_call(bool ok);
  * the public record API (api = 2: ll_spsc_try_push / try_pop, the record
  * by pointer) or the inlined path followed by an empty call that hands back
  * its result (api = 3, "bare").  1 and 2 are a call into spsc.c, what a user
- * of the library pays; 3 is that call's floor: the same body, and a call and
- * return with no work in them, the result coming back in a register as from
- * 1 and 2 (called before the body instead, the call would keep the body's
- * operands alive across it and cost the loop spills the exported calls do
- * not).  Always
- * inlined with a constant api in the loops, so each loop exists once per
- * path, without a per-record branch on it. */
+ * of the library pays; 3 prices that call alone: the same body, then a call
+ * and return with no work in them, the result coming back in a register as
+ * from 1 and 2.  (Called before the body, the empty call would keep the
+ * body's operands alive across it, and the loop would spill them: a cost the
+ * exported calls do not pay.)  Always inlined with a constant api, so each
+ * loop exists once per path, without a per-record branch on it. */
 static inline __attribute__((always_inline)) bool ll_bench_push_item(ll_spsc *q, uint64_t v, int api)
 {
     switch (api) {

@@ -52,8 +52,8 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "spsc_bare_call_vs_inline": (
         "x",
-        "the inlined ring plus a call to an empty function per record / inlined per-item throughput: a call's own "
-        "price, the floor under the two ratios above",
+        "the inlined ring plus a call to an empty function per record / inlined per-item throughput: the price of "
+        "a call alone, with no work in it",
     ),
     "spsc_op_ns": ("ns", "one record pushed and popped by one thread, inlined path (no line leaves the core)"),
     "spsc_api_op_ns": ("ns", "the same through the public ll_spsc_try_push/try_pop"),

@@ -34,8 +34,8 @@ from lowlat.method.interleave import interleave, median
 # the exported ``ll_spsc_try_push_u64/try_pop_u64`` (True: a call per record,
 # the value in a register), the public ``ll_spsc_try_push/try_pop`` (the
 # record by pointer), or "bare": the inlined path, each record's result then
-# passed through a call to an empty function: the floor under any exported
-# call (a call, a return and the reloads a call forces, with no work in them).
+# passed through a call to an empty function: the price of a call alone (a
+# call, a return and the reloads a call forces, with no work in them).
 API_PATHS = {"inline": 0, "u64": 1, "record": 2, "bare": 3}
 
 
@@ -129,7 +129,7 @@ def spsc_throughput(
     checks order.  batch=0: one try_push/try_pop per record (``api``: True or
     "u64", the exported ``ll_spsc_try_push_u64/try_pop_u64``; "record", the
     public ``ll_spsc_try_push/try_pop``: a call per record as a library user
-    makes; "bare", the inlined path and an empty call per record, those calls' floor;
+    makes; "bare", the inlined path and an empty call per record, a call's own price;
     else the inlined path); batch=n: push_many/pop_many of n.
     ``cpus=(p, c)`` pins producer and consumer to those CPUs ((-1, -1):
     unpinned; the same CPU twice puts both on one core; checked by
