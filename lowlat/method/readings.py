@@ -187,10 +187,18 @@ def _aa(aa: Any, margin: float) -> AABand:
 HOPELESS_NOISE = 1.0
 
 
-def _decider(n: int, reasons: Sequence[str], thr: Threshold, why: str) -> str:
+def _decider(n: int, reasons: Sequence[str], thr: Threshold, why: str, band: Band, margin: float) -> str:
     """What would decide an undecided comparison, as the end of a sentence."""
     if any(r.startswith(ONE_CPU) for r in reasons):
         return "two usable CPUs would decide."
+    # Every round on one side of 1, all within the margin: no threshold (never under 1 + margin) is
+    # cleared by a difference this small, and a band that holds no 1 is not "none" either.
+    inside = 1 / (1 + margin) < band.low <= band.high < 1 + margin
+    if why == "below the threshold" and inside and not band.low <= 1 <= band.high:
+        return (
+            f"a steady difference inside the rule's {margin:.0%} margin: no number of rounds makes it an effect, "
+            "it is too small for this rule to count."
+        )
     if thr.noise >= HOPELESS_NOISE and not why.startswith(("only", "a noise estimate")):
         return (
             f"at this noise (±{thr.noise:.0%}) this machine cannot decide it: more rounds measure the noise, "
@@ -287,7 +295,7 @@ def compare(
     )
     verdict = {**words, OPPOSITE: "an effect, against the prediction."}.get(
         v.kind
-    ) or f"cannot decide ({v.why}); {_decider(len(a), reasons, thr, v.why)}"
+    ) or f"cannot decide ({v.why}); {_decider(len(a), reasons, thr, v.why, band, margin)}"
     shown = v.kind == (EFFECT if expect_effect else NONE)
     if not shown and reasons:
         verdict += " Likely because " + "; ".join(reasons) + "."
