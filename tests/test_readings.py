@@ -141,6 +141,23 @@ def test_an_aa_band_wider_than_the_effect_cannot_decide() -> None:
     assert readings.compare("hot path", ("sync", A), ("async", b), aa=(A, A_QUIET)).shown
 
 
+def test_a_steady_difference_inside_the_margin_is_not_sent_to_more_rounds() -> None:
+    """Every round 2-4% apart: under any threshold the rule can set (never below 1 + its margin),
+    and no 1 in the band for "none": more rounds cannot decide it, and the reading says so."""
+    b = [x * f for x, f in zip(A, [1.02, 1.03, 1.04, 1.03, 1.02, 1.04, 1.03])]
+    r = readings.compare("step", ("fast", A), ("slow", b), aa=(A, A_QUIET))
+    assert not r.decided and "cannot decide (below the threshold)" in r.text
+    assert "inside the rule's 5% margin: no number of rounds makes it an effect" in r.text
+    assert "rounds would decide" not in r.text
+    # the same the other way round (the predicted winner 2-4% slower)
+    r = readings.compare("step", ("slow", b), ("fast", A), aa=(A, A_QUIET))
+    assert not r.decided and "inside the rule's 5% margin" in r.text
+    # a band reaching past the margin, under this run's threshold: a quieter run could decide it
+    c = [x * f for x, f in zip(A, [1.05, 1.06, 1.07, 1.06, 1.05, 1.07, 1.06])]
+    r = readings.compare("step", ("fast", A), ("slow", c), aa=(A, A_NOISY))
+    assert not r.decided and "below the threshold" in r.text and "rounds would decide" in r.text
+
+
 def test_what_would_decide_is_two_cpus_when_the_run_had_one() -> None:
     b = [x * 1.1 for x in A]
     why = ["only one usable CPU: both threads took turns on it"]
