@@ -43,6 +43,9 @@ int ll_peer_spsc_throughput(uint64_t items, uint64_t capacity, int cpu_producer,
 int ll_peer_spsc_rtt(uint64_t round_trips, uint64_t capacity, int cpu_a, int cpu_b, double ticks_per_ns,
                      uint64_t *rtt_ns, uint64_t *errors);
 """
+# The core's paths each round runs beside rigtorp's queue: name -> the
+# ``api`` of :func:`lowlat.experiments.queues.spsc_throughput` / ``spsc_rtt``.
+CORE_PATHS: dict[str, bool | str] = {"inline": False, "u64": "u64", "api": "record"}
 PEER_KEYS: dict[str, tuple[str, str]] = {
     "rigtorp_items_per_s": (
         "items/s",
@@ -173,12 +176,8 @@ def compare(peer: Peer, *, quick: bool = False, progress: Callable[[str], None] 
 
     say(f"[peers] throughput: {rounds} interleaved rounds of {items:,} records")
     tp = interleave(
-        {
-            "rigtorp": checked(lambda: _peer_throughput(peer, items, cpus)),
-            "inline": core(False),
-            "u64": core("u64"),
-            "api": core("record"),
-        },
+        {"rigtorp": checked(lambda: _peer_throughput(peer, items, cpus))}
+        | {name: core(api) for name, api in CORE_PATHS.items()},
         rounds,
         between=lambda: c2c.append(c2c_one_way_ns(20_000)),
     )
@@ -192,12 +191,8 @@ def compare(peer: Peer, *, quick: bool = False, progress: Callable[[str], None] 
         return checked(run)
 
     rt = interleave(
-        {
-            "rigtorp": checked(lambda: _peer_rtt_p50(peer, trips, cpus)),
-            "inline": core_rtt(False),
-            "u64": core_rtt("u64"),
-            "api": core_rtt("record"),
-        },
+        {"rigtorp": checked(lambda: _peer_rtt_p50(peer, trips, cpus))}
+        | {name: core_rtt(api) for name, api in CORE_PATHS.items()},
         rounds,
     )
     r: dict[str, float] = {
